@@ -1,0 +1,5 @@
+# Board kernels shared by the other Cython modules.
+from libc.stdint cimport uint8_t
+
+cdef void pack_key(const uint8_t* board, uint8_t* key) noexcept nogil
+cdef int unpack_key(const uint8_t* key, uint8_t* board) noexcept nogil

@@ -1,0 +1,78 @@
+# cython: language_level=3
+"""Private kernels: gnubg's 10-byte position key, packed and unpacked in bulk.
+
+A board is ``uint8[2, 25]`` (row 0 = player not on roll, row 1 = player on
+roll; 0..23 = points 1..24 from that row's side, 24 = bar).  The key writes,
+for row 0 then row 1 and each of the 25 slots in order, ``n`` one-bits then
+a zero-bit, padded with zeros to 80 bits, least significant bit first.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t
+from libc.string cimport memset
+
+cnp.import_array()
+
+
+cdef void pack_key(const uint8_t* board, uint8_t* key) noexcept nogil:
+    cdef int bit = 0, i, k, n
+    memset(key, 0, 10)
+    for i in range(50):
+        n = board[i]
+        for k in range(n):
+            if bit < 80:
+                key[bit >> 3] |= <uint8_t>(1 << (bit & 7))
+            bit += 1
+        bit += 1
+
+
+cdef int unpack_key(const uint8_t* key, uint8_t* board) noexcept nogil:
+    """Decode a key. Returns 0, or -1 if the bits do not describe 50 slots
+    (too few separators), or -2 if non-zero bits follow the 50th slot."""
+    cdef int bit = 0, slot = 0, count = 0
+    memset(board, 0, 50)
+    while bit < 80 and slot < 50:
+        if key[bit >> 3] & (1 << (bit & 7)):
+            count += 1
+            if count > 255:
+                return -1
+        else:
+            board[slot] = <uint8_t>count
+            slot += 1
+            count = 0
+        bit += 1
+    if slot < 50:
+        return -1
+    while bit < 80:
+        if key[bit >> 3] & (1 << (bit & 7)):
+            return -2
+        bit += 1
+    return 0
+
+
+def pack(const uint8_t[:, :, ::1] boards):
+    """``uint8[N, 2, 25]`` boards -> ``uint8[N, 10]`` keys (no validation)."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty((n, 10), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    with nogil:
+        for i in range(n):
+            pack_key(&boards[i, 0, 0], &o[i, 0])
+    return out
+
+
+def unpack(const uint8_t[:, ::1] keys):
+    """``uint8[N, 10]`` keys -> (``uint8[N, 2, 25]`` boards, ``int8[N]`` status).
+
+    status is 0 for a well-formed key, -1 for too few slot separators and
+    -2 for set bits after the last slot.
+    """
+    cdef Py_ssize_t n = keys.shape[0], i
+    out = np.empty((n, 2, 25), dtype=np.uint8)
+    status = np.empty(n, dtype=np.int8)
+    cdef uint8_t[:, :, ::1] o = out
+    cdef signed char[::1] st = status
+    with nogil:
+        for i in range(n):
+            st[i] = <signed char>unpack_key(&keys[i, 0], &o[i, 0, 0])
+    return out, status

@@ -1,0 +1,117 @@
+"""The ``bgfast`` command line (a click group).
+
+Conventions, in the style of sqlite-utils and black:
+
+* data goes to stdout, and every command takes ``--json``;
+* messages and progress bars go to stderr;
+* exit status 2 for usage errors (bad arguments, bad IDs on the command
+  line), 1 for work that failed (for example some lines of a batch);
+* errors are one line on stderr, never a traceback.
+
+Commands live in one submodule per area (``core``, ``bearoff``, ``cube``,
+``game``, ...), each registering itself on :data:`main`.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import BgfastError
+
+__all__ = ["main", "emit_json", "PositionParam", "DiceParam", "fail"]
+
+
+class PositionParam(click.ParamType):
+    """A gnubg Position ID or an XGID (``XGID=...``) -> :class:`bgfast.Position`."""
+
+    name = "POSITION"
+
+    def convert(self, value, param, ctx):
+        from ..position import Position
+
+        if isinstance(value, Position):
+            return value
+        try:
+            return Position.parse(value)
+        except BgfastError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class DiceParam(click.ParamType):
+    """Dice as ``31`` or ``3-1`` -> a tuple ``(3, 1)``."""
+
+    name = "DICE"
+
+    def convert(self, value, param, ctx):
+        from ..formats import parse_dice
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_dice(value)
+        except BgfastError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def emit_json(obj) -> None:
+    """Write one JSON document (one line) to stdout."""
+    click.echo(json.dumps(obj, separators=(", ", ": ")))
+
+
+def fail(message: str, code: int = 1) -> "NoReturn":  # noqa: F821
+    """Print one line on stderr and exit with ``code``."""
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+class _Group(click.Group):
+    """A group that reports every error as one stderr line, never a traceback.
+
+    Usage errors (click's and bad IDs/dice/positions) exit with status 2.
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BgfastError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+        except (BrokenPipeError, KeyboardInterrupt):
+            ctx.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="bgfast")
+def main():
+    """bgfast: a fast backgammon analysis engine."""
+
+
+# Register the command areas (each module adds its commands to ``main``).
+from . import core  # noqa: E402,F401
+
+for _area in ("formats", "bearoff", "met", "cube", "game", "evaluate", "rollout", "train", "analyze"):
+    try:
+        __import__(f"{__name__}.{_area}")
+    except ModuleNotFoundError as _exc:  # an area not built yet
+        if _exc.name != f"{__name__}.{_area}":
+            raise

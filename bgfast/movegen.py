@@ -1,0 +1,138 @@
+"""Legal plays, in bulk and one position at a time, and shot counting.
+
+The rules (shared/RULES.md) are implemented once, in the Cython kernel
+``bgfast._movegen``: bar first, blocked points, hits, doubles played up to
+four times, the use-both-dice / use-the-higher-die rule, partial entry from
+the bar and every bear-off rule.  Plays are de-duplicated by resulting
+position.  An empty result means the roll cannot be played (turn lost).
+
+Every resulting position is given with the turn passed: row 1 (on roll) of a
+result is the opponent, row 0 the side that just moved.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _movegen
+from .errors import InvalidDiceError, InvalidPositionError
+from .position import Position, as_board, as_boards
+
+__all__ = ["Play", "legal_plays", "legal_plays_batch", "count_plays_batch",
+           "count_shots", "ALL_ROLLS", "ROLL_WEIGHTS"]
+
+#: The 21 distinct rolls (high die first) and how many of the 36 each stands for.
+ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int64)
+ROLL_WEIGHTS = np.where(ALL_ROLLS[:, 0] == ALL_ROLLS[:, 1], 1, 2).astype(np.int64)
+
+
+def _as_dice(dice, n: int) -> np.ndarray:
+    arr = np.asarray(dice)
+    if arr.shape == (2,):
+        arr = np.broadcast_to(arr, (n, 2))
+    if arr.ndim != 2 or arr.shape != (n, 2):
+        raise InvalidDiceError(f"dice must have shape ({n}, 2) or (2,), not {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise InvalidDiceError(f"dice must be integers, not {arr.dtype}")
+    if arr.size and (arr.min() < 1 or arr.max() > 6):
+        i = int(np.nonzero(((arr < 1) | (arr > 6)).any(axis=1))[0][0])
+        raise InvalidDiceError(f"dice {i} are {tuple(int(x) for x in arr[i])}: each die must be 1..6")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _run(boards, dice, validate: bool, with_moves: bool):
+    b = as_boards(boards, validate=validate)
+    d = _as_dice(dice, b.shape[0])
+    offsets, results, moves, failure = _movegen.legal_plays_batch(b, d, with_moves)
+    if failure is not None:
+        i, code = failure
+        what = "out of memory" if code == -1 else "more plays than the generator allows"
+        raise InvalidPositionError(f"board {i}: move generation failed ({what})")
+    return offsets, results, moves
+
+
+def legal_plays_batch(boards, dice, *, validate: bool = True, with_moves: bool = False):
+    """All legal plays for many boards at once.
+
+    ``boards`` is ``uint8[N, 2, 25]``; ``dice`` is ``int[N, 2]`` (or one pair
+    for every board).  Returns ``(offsets int64[N+1], results uint8[M, 2, 25])``:
+    the plays of board ``i`` are ``results[offsets[i]:offsets[i+1]]``, each
+    with the opponent on roll.  With ``with_moves=True`` a third array
+    ``int8[M, 4, 2]`` gives the checker moves of each play as (from, to)
+    points of the mover (25 = bar, 0 = off), padded with -1.
+    The loop runs in C with the GIL released.
+    """
+    offsets, results, moves = _run(boards, dice, validate, with_moves)
+    if with_moves:
+        return offsets, results, moves
+    return offsets, results
+
+
+def count_plays_batch(boards, dice, *, validate: bool = True) -> np.ndarray:
+    """The number of legal plays of each board (0 = the roll cannot be played)."""
+    b = as_boards(boards, validate=validate)
+    counts = _movegen.count_plays_batch(b, _as_dice(dice, b.shape[0]))
+    if counts.size and counts.min() < 0:
+        i = int(np.nonzero(counts < 0)[0][0])
+        raise InvalidPositionError(f"board {i}: move generation failed")
+    return counts
+
+
+@dataclass(frozen=True)
+class Play:
+    """One legal play: its checker moves and the resulting position.
+
+    ``moves`` holds (from, to) pairs in the order played, points counted
+    from the mover's side (25 = bar, 0 = off).  ``position`` is the result
+    with the opponent on roll.
+    """
+
+    before: Position
+    moves: tuple
+    position: Position
+
+    @property
+    def notation(self) -> str:
+        """The play in gnubg notation, e.g. ``24/18 13/11`` or ``bar/22*``."""
+        from .formats import format_play
+
+        return format_play(self.before.board, self.moves)
+
+    def __str__(self):
+        return self.notation
+
+    def __repr__(self):
+        return f"<Play {self.notation} -> {self.position.position_id()}>"
+
+
+def legal_plays(position, d1: int, d2: int) -> list[Play]:
+    """Every legal play of ``position`` (a Position or a board) for the roll d1-d2."""
+    pos = position if isinstance(position, Position) else Position(as_board(position))
+    _offsets, results, moves = _run(pos.board[None], [[d1, d2]], False, True)
+    plays = []
+    for res, mv in zip(results, moves):
+        steps = tuple((int(a), int(b)) for a, b in mv if a >= 0)
+        plays.append(Play(pos, steps, Position(res)))
+    return plays
+
+
+def count_shots(boards, *, validate: bool = True) -> np.ndarray:
+    """For each board, how many of the 36 rolls let the player on roll hit.
+
+    A roll counts when at least one of its legal plays hits an opposing blot
+    (moves are generated in full, so blocks, the bar and intermediate points
+    are respected).
+    """
+    b = as_boards(boards, validate=validate)
+    n = b.shape[0]
+    rep = np.repeat(b, len(ALL_ROLLS), axis=0)
+    dice = np.tile(ALL_ROLLS, (n, 1))
+    offsets, results = legal_plays_batch(rep, dice, validate=False)
+    # after the play the opponent is row 1; a hit put one more of its checkers on the bar
+    before_bar = np.repeat(rep[:, 0, 24], np.diff(offsets))
+    hit = results[:, 1, 24] > before_bar
+    any_hit = np.zeros(len(rep), dtype=bool)
+    owner = np.repeat(np.arange(len(rep)), np.diff(offsets))
+    any_hit[owner[hit]] = True
+    return (any_hit.reshape(n, len(ALL_ROLLS)) * ROLL_WEIGHTS).sum(axis=1)
