@@ -44,14 +44,16 @@ cdef enum:
     ERR_TOO_MANY = -2
 
 
-# Zobrist keys: ZOB[slot * 16 + count] for the 50 board slots, counts 0..15.
-cdef uint64_t ZOB[50 * 16]
+# Additive hash keys: the hash of a board is sum(count[slot] * ZOB[slot]) mod 2**64,
+# so moving one checker adds one key and subtracts another.  Equal hashes are
+# always confirmed by comparing the boards.
+cdef uint64_t ZOB[50]
 
 
 cdef void _init_zobrist():
     cdef uint64_t x = 0x2545F4914F6CDD1DULL, z
     cdef int i
-    for i in range(50 * 16):
+    for i in range(50):
         x += 0x9E3779B97F4A7C15ULL          # splitmix64
         z = x
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
@@ -60,10 +62,6 @@ cdef void _init_zobrist():
 
 
 _init_zobrist()
-
-
-cdef inline uint64_t zob(int slot, int count) noexcept nogil:
-    return ZOB[slot * 16 + count]
 
 
 cdef int movegen_init(MoveGen* g, Py_ssize_t cap, int record) noexcept nogil:
@@ -180,34 +178,24 @@ cdef inline int target(MoveGen* g, int src, int d) noexcept nogil:
     return -100 if (g.occ & 0x3F) >> (src + 1) else -1
 
 
-cdef inline void set_me(MoveGen* g, int i, int n) noexcept nogil:
-    cdef uint8_t* me = g.w + 25
-    g.hash ^= zob(25 + i, me[i]) ^ zob(25 + i, n)
-    me[i] = <uint8_t>n
-    if n:
-        g.occ |= (1u << i)
-    else:
-        g.occ &= ~(1u << i)
-
-
-cdef inline void set_op(MoveGen* g, int i, int n) noexcept nogil:
-    g.hash ^= zob(i, g.w[i]) ^ zob(i, n)
-    g.w[i] = <uint8_t>n
-
-
 cdef inline int make(MoveGen* g, int src, int dest) noexcept nogil:
     """Apply a move; return 1 if it hit a blot."""
     cdef uint8_t* me = g.w + 25
     cdef uint8_t* op = g.w
     cdef int hit = 0
-    set_me(g, src, me[src] - 1)
+    me[src] -= 1
+    g.hash -= ZOB[25 + src]
+    g.occ &= ~((<uint32_t>(me[src] == 0)) << src)
     if src >= 6 and dest < 6:
         g.outside -= 1
     if dest >= 0:
-        set_me(g, dest, me[dest] + 1)
+        me[dest] += 1
+        g.hash += ZOB[25 + dest]
+        g.occ |= (1u << dest)
         if op[23 - dest] == 1:
-            set_op(g, 23 - dest, 0)
-            set_op(g, 24, op[24] + 1)
+            op[23 - dest] = 0
+            op[24] += 1
+            g.hash += ZOB[24] - ZOB[23 - dest]
             hit = 1
     g.path[g.nmoves * 2] = <int8_t>(src + 1)
     g.path[g.nmoves * 2 + 1] = <int8_t>(dest + 1)
@@ -218,14 +206,19 @@ cdef inline int make(MoveGen* g, int src, int dest) noexcept nogil:
 cdef inline void unmake(MoveGen* g, int src, int dest, int hit) noexcept nogil:
     cdef uint8_t* me = g.w + 25
     cdef uint8_t* op = g.w
-    set_me(g, src, me[src] + 1)
+    me[src] += 1
+    g.hash += ZOB[25 + src]
+    g.occ |= (1u << src)
     if src >= 6 and dest < 6:
         g.outside += 1
     if dest >= 0:
-        set_me(g, dest, me[dest] - 1)
+        me[dest] -= 1
+        g.hash -= ZOB[25 + dest]
+        g.occ &= ~((<uint32_t>(me[dest] == 0)) << dest)
         if hit:
-            set_op(g, 23 - dest, 1)
-            set_op(g, 24, op[24] - 1)
+            op[23 - dest] = 1
+            op[24] -= 1
+            g.hash -= ZOB[24] - ZOB[23 - dest]
     g.nmoves -= 1
 
 
@@ -306,7 +299,7 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
             g.blocked |= (1u << i)
     g.hash = 0
     for i in range(50):
-        g.hash ^= zob(i, board[i])
+        g.hash += board[i] * ZOB[i]
     for i in range(25):
         if board[25 + i]:
             g.occ |= (1u << i)

@@ -1,0 +1,162 @@
+"""Core commands: show, pips, moves, shots."""
+from __future__ import annotations
+
+import sys
+
+import click
+import numpy as np
+
+from ..errors import BgfastError
+from ..formats import format_play, parse_dice
+from ..movegen import legal_plays_batch
+from ..position import Position, position_ids
+from . import DiceParam, PositionParam, emit_json, main
+
+POSITION = PositionParam()
+DICE = DiceParam()
+
+
+def position_facts(pos: Position) -> dict:
+    pips = pos.pip_count()
+    off = pos.borne_off()
+    return {
+        "position_id": pos.position_id(),
+        "xgid": pos.xgid(),
+        "class": pos.classify().name.lower(),
+        "pips": {"on_roll": pips[0], "opponent": pips[1]},
+        "borne_off": {"on_roll": off[0], "opponent": off[1]},
+    }
+
+
+@main.command()
+@click.argument("position", type=POSITION)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the diagram.")
+def show(position, as_json):
+    """Show POSITION (a Position ID or XGID): diagram, pip counts and IDs."""
+    if as_json:
+        emit_json(position_facts(position))
+        return
+    click.echo(str(position))
+    click.echo(f" XGID: {position.xgid()}")
+    click.echo(f" Class: {position.classify().name.lower()}")
+
+
+@main.command()
+@click.argument("position", type=POSITION)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def pips(position, as_json):
+    """Pip counts of POSITION: player on roll, then opponent."""
+    me, opp = position.pip_count()
+    if as_json:
+        emit_json({"position_id": position.position_id(), "on_roll": me, "opponent": opp,
+                   "difference": opp - me})
+    else:
+        click.echo(f"{me} {opp}")
+
+
+def _plays_object(board: np.ndarray, pid: str, dice, results, moves, result_ids) -> dict:
+    plays = []
+    for k in range(len(results)):
+        steps = [(int(a), int(b)) for a, b in moves[k] if a >= 0]
+        plays.append({"play": format_play(board, steps), "position_id": result_ids[k]})
+    return {"position_id": pid, "dice": [int(dice[0]), int(dice[1])], "plays": plays}
+
+
+def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
+    """Stream ``POSITION DICE`` lines to JSON Lines (or text); return failures."""
+    failures = 0
+    pending = []  # (line number, position, dice) or (line number, error)
+
+    def flush():
+        ok = [p for p in pending if len(p) == 3]
+        if ok:
+            boards = np.stack([p[1].board for p in ok])
+            dice = np.array([p[2] for p in ok], dtype=np.int64)
+            offsets, results, moves = legal_plays_batch(boards, dice, validate=False,
+                                                        with_moves=True)
+            ids = position_ids(results) if len(results) else []
+            by_line = {}
+            for i, (lineno, pos, d) in enumerate(ok):
+                a, b = offsets[i], offsets[i + 1]
+                by_line[lineno] = _plays_object(pos.board, pos.position_id(), d,
+                                                results[a:b], moves[a:b], ids[a:b])
+        for item in pending:
+            if len(item) == 2:
+                obj = {"line": item[0], "error": item[1]}
+            else:
+                obj = by_line[item[0]]
+            if as_json:
+                emit_json(obj)
+            elif "error" in obj:
+                click.echo(f"line {obj['line']}: error: {obj['error']}")
+            else:
+                click.echo(f"{obj['position_id']} {obj['dice'][0]}{obj['dice'][1]}: "
+                           + (", ".join(p["play"] for p in obj["plays"]) or "(no legal play)"))
+        pending.clear()
+
+    for lineno, line in enumerate(stream, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = text.split()
+        try:
+            if len(parts) != 2:
+                raise BgfastError(f"expected 'POSITION DICE', got {len(parts)} fields")
+            pending.append((lineno, Position.parse(parts[0]), parse_dice(parts[1])))
+        except BgfastError as exc:
+            failures += 1
+            pending.append((lineno, str(exc)))
+        if len(pending) >= chunk:
+            flush()
+    flush()
+    return failures
+
+
+@main.command()
+@click.argument("position", type=POSITION, required=False)
+@click.argument("dice", type=DICE, required=False)
+@click.option("--input", "input_file", type=click.File("r"),
+              help="Read 'POSITION DICE' lines from FILE ('-' for stdin); one result per line.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON Lines with --input).")
+def moves(position, dice, input_file, as_json):
+    """Every legal play of POSITION for DICE (e.g. 31 or 3-1).
+
+    Each resulting position is given with the opponent on roll.  With
+    --input, bad lines give an error object with their line number, the rest
+    still run, and the exit status is 1 if any line failed.
+    """
+    if input_file is not None:
+        if position is not None:
+            raise click.UsageError("give either POSITION DICE or --input, not both")
+        failures = _moves_batch(input_file, as_json)
+        if failures:
+            click.echo(f"Error: {failures} line(s) failed", err=True)
+            sys.exit(1)
+        return
+    if position is None or dice is None:
+        raise click.UsageError("POSITION and DICE are required (or use --input FILE)")
+    offsets, results, mv = legal_plays_batch(position.board, dice, validate=False,
+                                             with_moves=True)
+    ids = position_ids(results) if len(results) else []
+    obj = _plays_object(position.board, position.position_id(), dice, results, mv, ids)
+    if as_json:
+        emit_json(obj)
+        return
+    if not obj["plays"]:
+        click.echo("No legal play: the turn is lost.")
+    width = max((len(p["play"]) for p in obj["plays"]), default=0)
+    for i, p in enumerate(obj["plays"], 1):
+        click.echo(f"{i:3d}. {p['play']:<{width}}  {p['position_id']}")
+
+
+@main.command()
+@click.argument("position", type=POSITION)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def shots(position, as_json):
+    """How many of the 36 rolls let the player on roll hit a blot."""
+    n = position.shots()
+    if as_json:
+        emit_json({"position_id": position.position_id(), "shots": n, "of": 36,
+                   "probability": n / 36})
+    else:
+        click.echo(f"{n}/36")

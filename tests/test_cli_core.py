@@ -1,0 +1,109 @@
+"""The core commands through click's CliRunner."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bgfast.cli import main
+from bgfast.position import Position
+
+START = "4HPwATDgc/ABMA"
+START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def test_show_text_and_json(run):
+    r = run("show", START)
+    assert r.exit_code == 0 and "4HPwATDgc/ABMA" in r.stdout and "pips 167" in r.stdout
+    r = run("show", START_XGID, "--json")
+    data = json.loads(r.stdout)
+    assert data["position_id"] == START and data["class"] == "contact"
+    assert data["pips"] == {"on_roll": 167, "opponent": 167}
+
+
+def test_pips(run):
+    assert run("pips", START).stdout.strip() == "167 167"
+    assert json.loads(run("pips", START, "--json").stdout)["difference"] == 0
+
+
+def test_moves_text_and_json(run):
+    r = run("moves", START, "31")
+    assert r.exit_code == 0 and len(r.stdout.strip().splitlines()) == 16
+    data = json.loads(run("moves", START, "3-1", "--json").stdout)
+    assert data["position_id"] == START and data["dice"] == [3, 1]
+    plays = {p["play"]: p["position_id"] for p in data["plays"]}
+    assert len(plays) == 16 and "8/5 6/5" in plays
+    # the resulting position has the opponent on roll
+    after = Position.from_position_id(plays["8/5 6/5"])
+    assert after.board[0][4] == 2 and after.board[1][5] == 5
+
+
+def test_moves_no_legal_play(run):
+    b = Position.initial().board.copy() * 0
+    b[1][24] = 1                                       # my checker on the bar
+    b[1][5] = 14
+    b[0][0:6] = 2                                      # the opponent's home board is closed
+    pid = Position(b).position_id()
+    data = json.loads(run("moves", pid, "65", "--json").stdout)
+    assert data["plays"] == []
+    assert "turn is lost" in run("moves", pid, "65").stdout
+
+
+def test_shots(run):
+    assert run("shots", START).stdout.strip() == "0/36"
+    b = Position.initial().board.copy()
+    b[0] = 0
+    b[0][17] = 1            # an opposing blot on my 7-point
+    b[0][1] = 14            # the rest on its 2-point (my 23)
+    # any 1 (8/7*) or 6 (13/7*): 20 rolls; 4-2, 3-3 and 2-2 from the 13: 4 more
+    data = json.loads(run("shots", Position(b).position_id(), "--json").stdout)
+    assert data["shots"] == 24 and data["of"] == 36
+
+
+def test_batch_moves_jsonl_with_bad_lines(run, tmp_path):
+    f = tmp_path / "in.txt"
+    f.write_text(f"{START} 31\nnot-an-id 31\n{START} 77\n{START_XGID} 66\n# comment\n\n{START} 21\n")
+    r = run("moves", "--input", str(f), "--json")
+    assert r.exit_code == 1
+    lines = [json.loads(x) for x in r.stdout.strip().splitlines()]
+    assert [x.get("line") for x in lines] == [None, 2, 3, None, None]
+    assert "14 characters" in lines[1]["error"] and "die" in lines[2]["error"]
+    assert len(lines[0]["plays"]) == 16 and lines[3]["dice"] == [6, 6]
+    assert "2 line(s) failed" in r.stderr
+
+
+def test_batch_from_stdin_all_good(run):
+    r = run("moves", "--input", "-", "--json", input=f"{START} 31\n{START} 52\n")
+    assert r.exit_code == 0 and len(r.stdout.strip().splitlines()) == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["moves", "4HPwATDgc/ABM", "31"], "14 characters"),
+    (["moves", START, "71"], "1..6"),
+    (["moves", START], "required"),
+    (["show", "XGID=bad"], "XGID"),
+    (["nonsense"], "No such command"),
+])
+def test_usage_errors_are_one_line_exit_2(run, args, message):
+    r = run(*args)
+    assert r.exit_code == 2
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("Error:") and message in err[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_python_dash_m(tmp_path):
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "bgfast", "pips", START],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "167 167"

@@ -1,0 +1,153 @@
+"""The Position model, keys and Position IDs, checked against gnubg-nn."""
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import bgfast
+from bgfast.errors import InvalidIdError, InvalidPositionError
+from bgfast.position import (INITIAL_BOARD, Position, PositionClass, classify_boards,
+                             pack, position_ids, unpack)
+
+from corpus import random_boards, self_play_positions
+
+
+def test_initial_position_test_vector():
+    pos = Position.initial()
+    assert pos.key == bytes.fromhex("E073F00130E073F00130")
+    assert pos.position_id() == "4HPwATDgc/ABMA"
+    assert Position.from_position_id("4HPwATDgc/ABMA") == pos
+    assert pos.pip_count() == (167, 167)
+    assert pos.checkers() == (15, 15) and pos.borne_off() == (0, 0)
+
+
+def test_immutable_and_hashable():
+    pos = Position.initial()
+    with pytest.raises(ValueError):
+        pos.board[1, 0] = 1
+    src = INITIAL_BOARD.copy()
+    p2 = Position(src)
+    src[1, 0] = 1                                      # the Position took a copy
+    assert p2 == pos and hash(p2) == hash(pos)
+    assert len({pos, p2, pos.swap()}) == 1             # symmetric start: swap is equal
+    assert pickle.loads(pickle.dumps(pos)) == pos
+
+
+def test_repr_is_runnable():
+    pos = Position(random_boards(1, seed=3)[0])
+    assert eval(repr(pos), {"Position": Position}) == pos
+
+
+def test_swap_exchanges_rows():
+    b = random_boards(1, seed=4)[0]
+    pos = Position(b)
+    assert (pos.swap().board == b[::-1]).all()
+    assert pos.swap().pip_count() == pos.pip_count()[::-1]
+    assert pos.swap().swap() == pos
+
+
+def test_pip_count_counts_bar_as_25():
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, 24] = 1
+    b[1, 0] = 2
+    b[0, 5] = 3
+    assert Position(b).pip_count() == (25 + 2, 18)
+
+
+def test_diagram_shows_checkers_and_ids():
+    text = str(Position.initial())
+    assert "4HPwATDgc/ABMA" in text and "pips 167" in text
+    assert text.count("X") >= 15 and text.count("O") >= 15
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_key_and_id_round_trip(seed):
+    b = random_boards(1, seed)[0]
+    pos = Position(b)
+    assert Position.from_position_id(pos.position_id()) == pos
+    assert (unpack(pack(b[None]))[0] == b).all()
+
+
+def test_position_ids_agree_with_gnubg(gnubg_nn):
+    boards = np.concatenate([random_boards(2000, seed=1), self_play_positions(2000, 2)[0]])
+    ids = position_ids(boards)
+    for b, pid in zip(boards, ids):
+        assert gnubg_nn.position_id(b.tolist()) == pid
+        assert gnubg_nn.board_from_position_id(pid) == b.tolist()
+        assert Position.from_position_id(pid).key.hex().upper() == "".join(
+            f"{c:02X}" for c in bytes.fromhex(Position(b).key.hex()))
+
+
+def test_keys_agree_with_gnubg_key(gnubg_nn):
+    for b in random_boards(500, seed=6):
+        key = gnubg_nn.key_of_board(b.tolist())          # 20 letters, a nibble each
+        raw = bytes((ord(key[2 * i]) - 65) << 4 | (ord(key[2 * i + 1]) - 65) for i in range(10))
+        assert raw == Position(b).key
+
+
+def test_classify_matches_gnubg(gnubg_nn):
+    boards = np.concatenate([random_boards(3000, seed=7), random_boards(1000, 8, home_only=True),
+                             self_play_positions(3000, 9)[0]])
+    ours = classify_boards(boards)
+    to_ours = {gnubg_nn.c_over: PositionClass.OVER, gnubg_nn.c_bearoff: PositionClass.BEAROFF,
+               1: PositionClass.BEAROFF,  # gnubg CLASS_BEAROFF2 (inside its two-sided table)
+               gnubg_nn.c_race: PositionClass.RACE, gnubg_nn.c_crashed: PositionClass.CONTACT,
+               gnubg_nn.c_contact: PositionClass.CONTACT}
+    theirs = np.array([to_ours[gnubg_nn.classify(b.tolist())] for b in boards])
+    assert (ours == theirs).all(), boards[np.nonzero(ours != theirs)[0][0]].tolist()
+    assert set(np.unique(ours)) == set(PositionClass)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("4HPwATDgc/ABM", "14 characters"),
+    ("4HPwATDgc/ABMAA", "14 characters"),
+    ("4HPwATDgc/AB!A", "outside base64"),
+    ("/////////////w", "fewer than 50 slots"),
+    ("4HPwATDgc/ABMB", "padding"),
+])
+def test_bad_position_ids(text, match):
+    with pytest.raises(InvalidIdError, match=match):
+        Position.from_position_id(text)
+
+
+def test_id_with_too_many_checkers_or_clash():
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, 0] = 16
+    key = pack(np.zeros((1, 2, 25), dtype=np.uint8))   # valid empty key to start from
+    assert key.shape == (1, 10)
+    with pytest.raises(InvalidPositionError, match="16 checkers"):
+        Position(b)
+    b[1, 0] = 2
+    b[0, 23] = 1                                          # opponent on my 1-point too
+    with pytest.raises(InvalidPositionError, match="same point"):
+        Position(b)
+    # an ID that decodes to 16 checkers on one point
+    from bgfast.position import key_to_position_id
+    bits = [1] * 16 + [0] * 64
+    raw = bytes(sum(bits[8 * i + j] << j for j in range(8)) for i in range(10))
+    with pytest.raises(InvalidPositionError, match="16 checkers"):
+        Position.from_position_id(key_to_position_id(raw))
+
+
+def test_bad_board_shapes_and_values():
+    with pytest.raises(InvalidPositionError, match="shape"):
+        Position(np.zeros((25,), dtype=np.uint8))
+    with pytest.raises(InvalidPositionError, match="0..15"):
+        Position(-np.ones((2, 25), dtype=np.int64))
+    with pytest.raises(InvalidPositionError, match="integers"):
+        Position(np.zeros((2, 25), dtype=float))
+    assert issubclass(InvalidPositionError, ValueError)
+
+
+def test_parse_accepts_both_formats():
+    assert Position.parse(" 4HPwATDgc/ABMA ") == Position.initial()
+    assert Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10") == Position.initial()
+    with pytest.raises(InvalidIdError):
+        Position.parse("nonsense")
+
+
+def test_package_exports():
+    assert bgfast.Position is Position
+    assert len(bgfast.Position.initial().legal_plays(3, 1)) == 16
