@@ -7,7 +7,7 @@ import click
 import numpy as np
 
 from ..errors import BgfastError
-from ..formats import format_play, parse_dice
+from ..formats import format_plays, parse_dice
 from ..movegen import legal_plays_batch
 from ..position import Position, position_ids
 from . import DiceParam, PositionParam, emit_json, main
@@ -55,10 +55,8 @@ def pips(position, as_json):
 
 
 def _plays_object(board: np.ndarray, pid: str, dice, results, moves, result_ids) -> dict:
-    plays = []
-    for k in range(len(results)):
-        steps = [(int(a), int(b)) for a, b in moves[k] if a >= 0]
-        plays.append({"play": format_play(board, steps), "position_id": result_ids[k]})
+    names = format_plays(board, moves)
+    plays = [{"play": name, "position_id": pid} for name, pid in zip(names, result_ids)]
     return {"position_id": pid, "dice": [int(dice[0]), int(dice[1])], "plays": plays}
 
 
