@@ -1,0 +1,197 @@
+"""``bgfast cube``: the cube decision for a position or 5 probabilities."""
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from . import PositionParam, emit_json, main
+from ..errors import BgfastError
+from .. import cube as _cube
+from ..met import MatchScore
+
+
+class MissingEvaluatorError(BgfastError):
+    """No evaluator is available for the position given."""
+
+
+def _parse_probs(text: str):
+    parts = [s for s in text.replace(";", ",").replace(" ", ",").split(",") if s]
+    try:
+        values = [float(s.rstrip("%")) for s in parts]
+    except ValueError:
+        raise click.BadParameter(f"expected 5 numbers W,WG,WB,LG,LB, not {text!r}",
+                                 param_hint="--probs") from None
+    if len(values) != 5:
+        raise click.BadParameter(f"expected 5 numbers W,WG,WB,LG,LB, got {len(values)}",
+                                 param_hint="--probs")
+    if "%" in text or any(v > 1.0 for v in values):  # percentages
+        values = [v / 100.0 for v in values]
+    return values
+
+
+def _optional_module(name: str):
+    """``bgfast.<name>`` or None when it does not exist (yet)."""
+    try:
+        return importlib.import_module(f"bgfast.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"bgfast.{name}":
+            raise MissingEvaluatorError(f"bgfast.{name} cannot be loaded: {exc}") from None
+        return None
+    except (ImportError, OSError) as exc:
+        raise MissingEvaluatorError(f"bgfast.{name} cannot be loaded: {exc}") from None
+
+
+def position_probabilities(position, evaluator: str = "composite"):
+    """Probabilities for a position, from the best source available.
+
+    Home-board positions: ``bgfast.bearoff.probe`` (exact probabilities and
+    exact cubeful money equities from the two-sided table; one-sided race
+    probabilities beyond it).  Otherwise ``bgfast.evaluate``
+    (``get_evaluator(evaluator).evaluate(position)``).  Returns
+    ``(probs, source, exact_money)``; ``exact_money`` is (centred, owned,
+    opponent owns), the roller not doubling now, or None.
+    """
+    from ..position import PositionClass
+
+    in_home = position.classify() in (PositionClass.BEAROFF, PositionClass.OVER)
+    if in_home and position.classify() == PositionClass.BEAROFF:
+        bearoff = _optional_module("bearoff")
+        if bearoff is not None and hasattr(bearoff, "probe"):
+            result = bearoff.probe(position)
+            exact = None
+            nd = getattr(result, "cubeful_no_double", None)
+            if result.exact and nd:
+                exact = [float(nd["centred"]), float(nd["owned"]), float(nd["opponent_owned"])]
+                source = "bgfast.bearoff (exact two-sided table)"
+            else:
+                source = "bgfast.bearoff (one-sided race tables)"
+            return [float(v) for v in result.probs], source, exact
+    evaluate = _optional_module("evaluate")
+    if evaluate is not None and hasattr(evaluate, "get_evaluator"):
+        result = evaluate.get_evaluator(evaluator).evaluate(position)
+        probs = getattr(result, "probs", result)
+        return [float(v) for v in probs], f"bgfast.evaluate ({evaluator})", None
+    if evaluate is not None and hasattr(evaluate, "evaluate"):
+        return [float(v) for v in evaluate.evaluate(position)], "bgfast.evaluate", None
+    what = "bgfast.evaluate (the position evaluator)"
+    if in_home:
+        what += " or bgfast.bearoff (bear-off tables)"
+    raise MissingEvaluatorError(
+        f"no evaluator for this position: {what} is not available; give --probs W,WG,WB,LG,LB"
+    )
+
+
+def _pct(v):
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _format(dec: _cube.CubeDecision, source: str) -> str:
+    w, wg, wb, lg, lb = dec.probs
+    lines = []
+    owner = {"centre": "centred", "me": "owned by me", "opp": "owned by the opponent"}[dec.owner]
+    if dec.match is None:
+        rules = [f"Jacoby {'on' if dec.money.jacoby else 'off'}",
+                 f"beavers {'allowed' if dec.money.beavers else 'off'}"]
+        lines.append(f"Money game ({', '.join(rules)}); cube {dec.cube}, {owner}")
+    else:
+        m = dec.match
+        state = " (Crawford game)" if m.crawford else " (post-Crawford)" if m.post_crawford else ""
+        lines.append(f"Match to {m.length}, score {m.score_me}-{m.score_opp} "
+                     f"({m.away_me}-away, {m.away_opp}-away){state}; cube {dec.cube}, {owner}")
+    lines.append(f"Probabilities [{source}]: win {100 * w:.2f}% (gammon {100 * wg:.2f}%, "
+                 f"backgammon {100 * wb:.2f}%), lose {100 * (1 - w):.2f}% "
+                 f"(gammon {100 * lg:.2f}%, backgammon {100 * lb:.2f}%)")
+    cl = f"Cubeless equity {dec.cubeless_equity:+.3f}"
+    if dec.cubeless_mwc is not None:
+        cl += f" (MWC {100 * dec.cubeless_mwc:.2f}%)"
+    eff = "effective cube efficiency" if (dec.match is not None and "exact" in source) else "cube efficiency"
+    if dec.match is None and "exact" in source:
+        lines.append(cl + "; cubeful equities from the exact table")
+    else:
+        lines.append(cl + f"; {eff} {dec.efficiency:.3f}")
+    lines.append("Cubeful equities:")
+    rows = [("No double" if not dec.redouble else "No redouble", dec.no_double, dec.mwc_no_double),
+            ("Double, take" if not dec.redouble else "Redouble, take", dec.double_take, dec.mwc_double_take),
+            ("Double, pass" if not dec.redouble else "Redouble, pass", dec.double_pass, dec.mwc_double_pass)]
+    if dec.double_beaver is not None:
+        rows.insert(2, ("Double, beaver", dec.double_beaver, None))
+    for label, eq, mwc in rows:
+        extra = f"   MWC {100 * mwc:6.2f}%" if mwc is not None else ""
+        lines.append(f"  {label:<16}{eq:+8.3f}{extra}")
+    lines.append(f"Proper cube action: {dec.action_text}")
+    if dec.dead_reason:
+        lines.append(f"  ({dec.dead_reason})")
+    lines.append(f"Take point (opponent): {_pct(dec.take_point_live)} live cube, "
+                 f"{_pct(dec.take_point_dead)} dead cube; cash point {_pct(dec.cash_point_live)} live, "
+                 f"{_pct(dec.cash_point_dead)} dead")
+    gp, gp2 = dec.gammon_price, dec.gammon_price_after_double
+    lines.append(f"Gammon price: me {gp['me']:.3f}, opponent {gp['opp']:.3f}; after a double: "
+                 f"me {gp2['me']:.3f}, opponent {gp2['opp']:.3f}")
+    return "\n".join(lines)
+
+
+@main.command("cube")
+@click.argument("position", type=PositionParam(), required=False)
+@click.option("--probs", default=None, metavar="W,WG,WB,LG,LB",
+              help="The 5 cubeless probabilities of the player on roll (fractions or %).")
+@click.option("--score", default=None, metavar="A-B", help="Match score: my points - the opponent's.")
+@click.option("--length", type=int, default=None, help="Match length.")
+@click.option("--crawford", is_flag=True, help="This is the Crawford game.")
+@click.option("--money", is_flag=True, help="Money game (the default without --length).")
+@click.option("--jacoby", is_flag=True, help="Money game with the Jacoby rule.")
+@click.option("--beaver", "--beavers", "beaver", is_flag=True, help="Money game with beavers.")
+@click.option("--cube", "cube_value", type=int, default=1, show_default=True, help="Cube value.")
+@click.option("--owner", type=click.Choice(["me", "opp", "centre", "center"]), default=None,
+              help="Cube owner (default: centre for a 1-cube).")
+@click.option("--table", "table_name", default=None,
+              help="Match equity table: a shipped name (default Kazaross-XG2) or the path "
+                   "prefix of CSV files written by 'bgfast met --generate --output'.")
+@click.option("--efficiency", type=float, default=None,
+              help="Cube efficiency (default: by position class; 0.68 with --probs).")
+@click.option("--evaluator", default="composite", show_default=True,
+              help="bgfast.evaluate evaluator for POSITION outside the bear-off tables.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def cube_command(position, probs, score, length, crawford, money, jacoby, beaver, cube_value, owner,
+                 table_name, efficiency, evaluator, as_json):
+    """Cube decision: no double, double/take, double/pass equities and the action.
+
+    Give a POSITION (Position ID or XGID) or --probs.  Examples:
+
+      bgfast cube --probs 0.70,0.20,0.01,0.05,0.002 --money
+
+      bgfast cube --probs 0.7,0.2,0.01,0.05,0 --score 2-4 --length 7 --cube 2 --owner me
+    """
+    if (position is None) == (probs is None):
+        raise click.UsageError("give either a POSITION or --probs (exactly one)")
+    is_match = length is not None or score is not None or crawford
+    if is_match and (money or jacoby or beaver):
+        raise click.UsageError("--money/--jacoby/--beaver are for money games; drop --score/--length")
+    if table_name is not None and not is_match:
+        raise click.UsageError("--table needs a match (--score A-B --length N)")
+    if is_match and length is None:
+        raise click.UsageError("a match needs --length N")
+    if owner is None:
+        owner = "centre" if cube_value == 1 else None
+        if owner is None:
+            raise click.UsageError(f"a cube at {cube_value} has an owner: give --owner me or --owner opp")
+
+    exact = None
+    if probs is not None:
+        p = _parse_probs(probs)
+        source = "given"
+    else:
+        p, source, exact = position_probabilities(position, evaluator)
+    match = MatchScore.parse(score or "0-0", length, crawford=crawford) if is_match else None
+    rules = None if is_match else _cube.MoneyRules(jacoby=jacoby, beavers=beaver)
+    dec = _cube.cube_decision(p, cube=cube_value, owner=owner, match=match, money=rules,
+                              met=table_name, efficiency=efficiency, position=position,
+                              exact_money=exact)
+    if as_json:
+        doc = dec.to_dict()
+        doc["source"] = source
+        if position is not None:
+            doc["position_id"] = position.position_id()
+        emit_json(doc)
+    else:
+        click.echo(_format(dec, source))

@@ -1,0 +1,504 @@
+"""Match equity tables (MET): the chance to win a match from a score.
+
+Two published tables ship with bgfast, as CSV files under
+``bgfast/data/met/`` with their copyright notices:
+
+* ``Kazaross-XG2`` (the default), and
+* ``Rockwell-Kazaross``.
+
+Each table has a pre-Crawford part, ``pre[i-1, j-1]`` = match winning chance
+(MWC) of a player who needs ``i`` points against one who needs ``j``
+(row/column 1 is the Crawford game), and a post-Crawford part,
+``post[j-1]`` = MWC of the trailer who needs ``j`` points against a leader
+who needs 1, in a post-Crawford game.
+
+:func:`generate` computes a table from stated assumptions (gammon rate,
+post-Crawford free-drop values, cube efficiency and method) so tables can be
+regenerated and extended, for example to 64-away; :func:`compare` reports
+how far two tables are apart, cell by cell.
+
+All scores here are *away* scores: the points a player still needs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .errors import BgfastError, DatabaseError, MissingTableError
+
+__all__ = [
+    "InvalidScoreError",
+    "MatchEquityTable",
+    "MatchScore",
+    "TABLE_NAMES",
+    "DEFAULT_TABLE",
+    "get_table",
+    "load_csv",
+    "generate",
+    "compare",
+]
+
+DATA_DIR = Path(__file__).resolve().parent / "data" / "met"
+
+#: The tables shipped with bgfast (file stems under ``bgfast/data/met``).
+TABLE_NAMES = ("Kazaross-XG2", "Rockwell-Kazaross")
+DEFAULT_TABLE = "Kazaross-XG2"
+
+
+class InvalidScoreError(BgfastError):
+    """A match score that cannot occur (or a Crawford flag at a wrong score)."""
+
+
+# ---------------------------------------------------------------------------
+# match scores
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class MatchScore:
+    """A match score seen from the player on roll ("me").
+
+    ``length`` is the match length, ``score_me`` / ``score_opp`` the points
+    each side already has, ``crawford`` says that this game is the Crawford
+    game.  A score where one side needs 1 point and ``crawford`` is false is
+    post-Crawford.
+    """
+
+    length: int
+    score_me: int
+    score_opp: int
+    crawford: bool = False
+
+    def __post_init__(self):
+        for name in ("length", "score_me", "score_opp"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidScoreError(f"{name} must be an integer, not {value!r}")
+        if self.length < 1:
+            raise InvalidScoreError(f"match length must be at least 1, not {self.length}")
+        for who, s in (("my", self.score_me), ("the opponent's", self.score_opp)):
+            if s < 0:
+                raise InvalidScoreError(f"{who} score {s} is negative")
+            if s >= self.length:
+                raise InvalidScoreError(
+                    f"{who} score {s} is not below the match length {self.length}: "
+                    f"the match would be over (away score {self.length - s})"
+                )
+        if self.crawford:
+            if self.away_me == 1 and self.away_opp == 1:
+                raise InvalidScoreError(
+                    "both sides need 1 point: this cannot be the Crawford game"
+                )
+            if self.away_me != 1 and self.away_opp != 1:
+                raise InvalidScoreError(
+                    f"score {self.score_me}-{self.score_opp} to {self.length} cannot be "
+                    "the Crawford game: neither side needs exactly 1 point"
+                )
+
+    @classmethod
+    def from_away(cls, away_me: int, away_opp: int, *, crawford: bool = False,
+                  length: int | None = None) -> "MatchScore":
+        """Build from away scores (``length`` defaults to the larger one)."""
+        if away_me < 1 or away_opp < 1:
+            raise InvalidScoreError(f"away scores must be at least 1, not {away_me}, {away_opp}")
+        n = max(away_me, away_opp) if length is None else length
+        if away_me > n or away_opp > n:
+            raise InvalidScoreError(
+                f"away score {max(away_me, away_opp)} is above the match length {n}"
+            )
+        return cls(n, n - away_me, n - away_opp, crawford)
+
+    @classmethod
+    def parse(cls, score: str, length: int, *, crawford: bool = False) -> "MatchScore":
+        """Parse ``"A-B"`` (points already won, mine first)."""
+        parts = score.replace(":", "-").split("-")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise InvalidScoreError(f"cannot parse score {score!r}; expected A-B such as 2-3")
+        return cls(length, int(parts[0]), int(parts[1]), crawford)
+
+    @property
+    def away_me(self) -> int:
+        return self.length - self.score_me
+
+    @property
+    def away_opp(self) -> int:
+        return self.length - self.score_opp
+
+    @property
+    def post_crawford(self) -> bool:
+        """True when one side needs 1 point and this is not the Crawford game."""
+        return (self.away_me == 1 or self.away_opp == 1) and not self.crawford
+
+    def swap(self) -> "MatchScore":
+        return MatchScore(self.length, self.score_opp, self.score_me, self.crawford)
+
+
+# ---------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------
+
+class MatchEquityTable:
+    """A match equity table: pre-Crawford square table and post-Crawford row.
+
+    ``pre`` is ``float64[n, n]`` with ``pre[i-1, j-1]`` = MWC of the side
+    ``i``-away against ``j``-away (row 1 / column 1: the Crawford game);
+    ``post`` is ``float64[n]`` with ``post[j-1]`` = MWC of the trailer
+    ``j``-away against the leader 1-away after the Crawford game.
+    """
+
+    def __init__(self, name: str, pre, post, *, notice: str = "", description: str = ""):
+        pre = np.array(pre, dtype=np.float64)
+        post = np.array(post, dtype=np.float64)
+        if pre.ndim != 2 or pre.shape[0] != pre.shape[1] or pre.shape[0] < 1:
+            raise DatabaseError(f"table {name!r}: the pre-Crawford table must be square, not {pre.shape}")
+        if post.ndim != 1 or post.shape[0] < pre.shape[0]:
+            raise DatabaseError(
+                f"table {name!r}: the post-Crawford row has {post.shape} entries; "
+                f"need at least {pre.shape[0]}"
+            )
+        if not (np.all(np.isfinite(pre)) and np.all((pre >= 0) & (pre <= 1))):
+            raise DatabaseError(f"table {name!r}: pre-Crawford values must lie in [0, 1]")
+        if not (np.all(np.isfinite(post)) and np.all((post >= 0) & (post <= 1))):
+            raise DatabaseError(f"table {name!r}: post-Crawford values must lie in [0, 1]")
+        pre.flags.writeable = False
+        post.flags.writeable = False
+        self.name = name
+        self.pre = pre
+        self.post = post
+        self.notice = notice
+        self.description = description
+
+    @property
+    def max_away(self) -> int:
+        """The largest away score the table covers."""
+        return self.pre.shape[0]
+
+    def __repr__(self):
+        return f"<MatchEquityTable {self.name!r} up to {self.max_away}-away>"
+
+    def _check(self, a: int, b: int) -> None:
+        if a > self.max_away or b > self.max_away:
+            raise MissingTableError(
+                f"table {self.name!r} covers scores up to {self.max_away}-away, not "
+                f"{a}-away {b}-away; generate a longer table with bgfast.met.generate"
+            )
+
+    def mwc(self, away_me: int, away_opp: int, *, crawford: bool = False,
+            post_crawford: bool = False) -> float:
+        """Match winning chance of the side ``away_me``-away against ``away_opp``-away.
+
+        An away score of 0 or less means that side has won.  When exactly one
+        side is 1-away the game is the Crawford game unless ``post_crawford``
+        is set.  ``crawford`` is accepted for clarity (it is the default
+        reading of such a score); it is an error at a score that cannot be the
+        Crawford game.
+        """
+        a, b = int(away_me), int(away_opp)
+        if crawford and post_crawford:
+            raise InvalidScoreError("a game cannot be both the Crawford game and post-Crawford")
+        if a <= 0 and b <= 0:
+            raise InvalidScoreError("both sides cannot have won the match")
+        if a <= 0:
+            return 1.0
+        if b <= 0:
+            return 0.0
+        if (crawford or post_crawford) and (a == 1) == (b == 1):
+            what = "the Crawford game" if crawford else "post-Crawford"
+            raise InvalidScoreError(f"{a}-away {b}-away cannot be {what}: exactly one side must be 1-away")
+        self._check(a, b)
+        if post_crawford:
+            return 1.0 - float(self.post[b - 1]) if a == 1 else float(self.post[a - 1])
+        return float(self.pre[a - 1, b - 1])
+
+    def mwc_score(self, score: MatchScore) -> float:
+        """MWC of the player on roll at a :class:`MatchScore`."""
+        return self.mwc(score.away_me, score.away_opp, post_crawford=score.post_crawford)
+
+    def truncated(self, length: int) -> "MatchEquityTable":
+        """The part of the table up to ``length``-away."""
+        if not 1 <= length <= self.max_away:
+            raise MissingTableError(f"table {self.name!r} covers 1..{self.max_away}-away, not {length}")
+        return MatchEquityTable(self.name, self.pre[:length, :length], self.post[:length],
+                                notice=self.notice, description=self.description)
+
+    def to_dict(self, length: int | None = None) -> dict:
+        t = self if length is None else self.truncated(length)
+        return {
+            "name": t.name,
+            "description": t.description,
+            "max_away": t.max_away,
+            "pre_crawford": [[round(float(v), 6) for v in row] for row in t.pre],
+            "post_crawford": [round(float(v), 6) for v in t.post[: t.max_away]],
+            "notice": t.notice,
+        }
+
+    def format(self, length: int | None = None, *, percent: bool = True) -> str:
+        """A readable text table (rows: my away score, columns: the opponent's)."""
+        t = self if length is None else self.truncated(length)
+        n = t.max_away
+        scale, fmt, width = (100.0, "{:.1f}", 6) if percent else (1.0, "{:.4f}", 7)
+        lines = [f"{t.name}: match winning chance{' (%)' if percent else ''} of the row player"]
+        lines.append("rows: my away score; columns: the opponent's; 1-away row/column = Crawford game")
+        lines.append(" " * 4 + "".join(f"{j:>{width}}" for j in range(1, n + 1)))
+        for i in range(1, n + 1):
+            cells = "".join(f"{fmt.format(scale * t.pre[i - 1, j - 1]):>{width}}" for j in range(1, n + 1))
+            lines.append(f"{i:>3} {cells}")
+        lines.append("")
+        lines.append("post-Crawford: trailer's MWC against a leader 1-away")
+        lines.append(" " * 4 + "".join(f"{j:>{width}}" for j in range(1, n + 1)))
+        lines.append(" " * 4 + "".join(f"{fmt.format(scale * t.post[j - 1]):>{width}}" for j in range(1, n + 1)))
+        return "\n".join(lines)
+
+    def write_csv(self, directory, *, notice: str | None = None) -> tuple[Path, Path]:
+        """Write ``NAME.pre-crawford.csv`` and ``NAME.post-crawford.csv`` into ``directory``."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        text = self.notice if notice is None else notice
+        header = "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines()) if text else ""
+        pre_path = directory / f"{self.name}.pre-crawford.csv"
+        post_path = directory / f"{self.name}.post-crawford.csv"
+        pre_path.write_text(
+            header
+            + "# Pre-Crawford match winning chances: row i, column j (1-based) = MWC of the\n"
+            + "# player who is i-away against a player who is j-away. Row 1 is the Crawford game.\n"
+            + "".join(",".join(repr(round(float(v), 6)) for v in row) + "\n" for row in self.pre)
+        )
+        post_path.write_text(
+            header
+            + "# Post-Crawford: entry j (1-based) = MWC of the trailer who is j-away\n"
+            + "# against the leader at 1-away (post-Crawford game).\n"
+            + ",".join(repr(round(float(v), 6)) for v in self.post) + "\n"
+        )
+        return pre_path, post_path
+
+
+def _read_csv(path: Path) -> tuple[str, list[list[float]]]:
+    notice_lines, rows = [], []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatabaseError(f"cannot read match equity table {path}: {exc.strerror}") from None
+    in_header = True
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            body = s[1:].strip()
+            if in_header and not rows and not body.startswith(("Pre-Crawford", "Post-Crawford",
+                                                               "player who is", "against the leader")):
+                notice_lines.append(s[1:].removeprefix(" "))
+            continue
+        in_header = False
+        try:
+            rows.append([float(v) for v in s.split(",")])
+        except ValueError:
+            raise DatabaseError(f"{path}:{lineno}: not a row of numbers: {s[:40]!r}") from None
+    while notice_lines and not notice_lines[-1].strip():
+        notice_lines.pop()
+    return "\n".join(notice_lines), rows
+
+
+def load_csv(pre_path, post_path, name: str | None = None) -> MatchEquityTable:
+    """Load a table from a pre-Crawford and a post-Crawford CSV file.
+
+    Lines starting with ``#`` are comments; the leading comment block is kept
+    as the table's copyright ``notice``.
+    """
+    pre_path, post_path = Path(pre_path), Path(post_path)
+    notice, pre = _read_csv(pre_path)
+    _, post_rows = _read_csv(post_path)
+    if not pre or any(len(r) != len(pre) for r in pre):
+        raise DatabaseError(f"{pre_path}: the pre-Crawford table must be square")
+    post = [v for r in post_rows for v in r]
+    if name is None:
+        name = pre_path.name.split(".")[0]
+    return MatchEquityTable(name, pre, post, notice=notice,
+                            description=notice.splitlines()[0] if notice else "")
+
+
+_CACHE: dict[str, MatchEquityTable] = {}
+
+
+def get_table(name: str | MatchEquityTable | None = None) -> MatchEquityTable:
+    """One of the shipped tables by name (case-insensitive; default Kazaross-XG2),
+    or a table written by :meth:`MatchEquityTable.write_csv`, given as the path
+    prefix ``DIR/NAME`` (or either CSV file)."""
+    if isinstance(name, MatchEquityTable):
+        return name
+    if name is None:
+        name = DEFAULT_TABLE
+    key = {n.lower(): n for n in TABLE_NAMES}.get(str(name).strip().lower())
+    if key is None:
+        prefix = str(name).removesuffix(".csv").removesuffix(".pre-crawford").removesuffix(".post-crawford")
+        pre, post = Path(prefix + ".pre-crawford.csv"), Path(prefix + ".post-crawford.csv")
+        if pre.is_file() and post.is_file():
+            return load_csv(pre, post)
+        raise MissingTableError(
+            f"unknown match equity table {name!r}; available: {', '.join(TABLE_NAMES)}, "
+            "or a path PREFIX with PREFIX.pre-crawford.csv and PREFIX.post-crawford.csv"
+        )
+    if key not in _CACHE:
+        _CACHE[key] = load_csv(DATA_DIR / f"{key}.pre-crawford.csv", DATA_DIR / f"{key}.post-crawford.csv", key)
+    return _CACHE[key]
+
+
+# ---------------------------------------------------------------------------
+# generator
+# ---------------------------------------------------------------------------
+
+#: Post-Crawford free-drop values read off Kazaross-XG2: 0.5 - post[2-away]
+#: and the 4-away residual of the same recursion.
+DEFAULT_FREE_DROPS: Mapping[int, float] = {2: 0.01197, 4: 0.0044}
+
+
+class _PartialTable(MatchEquityTable):
+    """A table being filled in by :func:`generate` (no range checks)."""
+
+    def __init__(self, name, pre, post):
+        self.name, self.pre, self.post = name, pre, post
+        self.notice = self.description = ""
+
+    def _check(self, a, b):
+        pass
+
+
+def _post_crawford_row(n: int, gammon_rate: float, win_rate: float,
+                       free_drops: Mapping[int, float]) -> np.ndarray:
+    """Trailer's MWC j-away vs a 1-away leader after the Crawford game.
+
+    The trailer doubles at once and the leader takes (the cube is dead for the
+    leader), so the game is played for 2 points, 4 with a gammon:
+    ``post(j) = w * ((1-g) post(j-2) + g post(j-4)) - fd(j)`` with
+    ``post(k <= 0) = 1`` and ``post(1) = 1/2``; ``fd(j)`` is the leader's
+    gain from the free drop at even away scores (2- and 4-away).
+    """
+    post = np.zeros(n + 1)
+
+    def val(k):
+        return 1.0 if k <= 0 else post[k]
+
+    for j in range(1, n + 1):
+        if j == 1:
+            post[j] = 0.5
+            continue
+        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))
+        post[j] -= float(free_drops.get(j, 0.0))
+    return post[1:]
+
+
+def generate(length: int = 25, *, gammon_rate: float | tuple[float, float] = 0.30,
+             win_rate: float = 0.5, free_drops: Mapping[int, float] | None = None,
+             method: str = "janowski", efficiency: float = 0.68,
+             name: str | None = None) -> MatchEquityTable:
+    """Compute a match equity table up to ``length``-away from stated assumptions.
+
+    Assumptions: every game starts even (``win_rate`` only enters the
+    post-Crawford recursion, where the trailer's chance in a game is
+    ``win_rate``); a win is a gammon with probability ``gammon_rate``, one
+    number for both sides or a pair ``(leader, trailer)``; there are no
+    backgammons; after the Crawford game the trailer doubles at once, and
+    the leader's free drop at 2-away and 4-away is worth ``free_drops``
+    (see :func:`_post_crawford_row`).
+
+    The Crawford game has no cube, so the leader 1-away against ``j``-away
+    wins ``1 - w((1-g) post(j-1) + g post(j-2))`` (g: the trailer's rate).
+
+    Pre-Crawford scores use the cube model of :mod:`bgfast.cube` at the start
+    of a game (win chance 1/2, centred 1-cube):
+
+    * ``method="zadeh"``: a fully live cube (Zadeh 1977's continuous model,
+      without his delta corrections for market losers): doubles and takes
+      happen exactly at the take points, which come from the table itself
+      recursively (the "cube-life" method).
+    * ``method="janowski"``: Janowski's interpolation with cube efficiency
+      ``efficiency``: ``MWC = x * live + (1-x) * dead``, where dead is the
+      cubeless MWC.
+
+    Scores are filled in order of increasing total away so each cell only
+    uses cells already known.
+    """
+    from . import cube as _cube  # the cube model is shared with cube decisions
+
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise BgfastError(f"table length must be a positive integer, not {length!r}")
+    if isinstance(gammon_rate, (tuple, list)):
+        if len(gammon_rate) != 2:
+            raise BgfastError("gammon_rate must be one number or a pair (leader, trailer)")
+        g_lead, g_trail = (float(v) for v in gammon_rate)
+    else:
+        g_lead = g_trail = float(gammon_rate)
+    for g in (g_lead, g_trail):
+        if not 0.0 <= g < 1.0:
+            raise BgfastError(f"gammon rate must lie in [0, 1), not {g}")
+    if not 0.0 < win_rate < 1.0:
+        raise BgfastError(f"win rate must lie in (0, 1), not {win_rate}")
+    method = method.lower()
+    if method not in ("zadeh", "janowski"):
+        raise BgfastError(f"unknown method {method!r}; use 'zadeh' or 'janowski'")
+    x = 1.0 if method == "zadeh" else float(efficiency)
+    if not 0.0 <= x <= 1.0:
+        raise BgfastError(f"cube efficiency must lie in [0, 1], not {efficiency}")
+    fd = DEFAULT_FREE_DROPS if free_drops is None else dict(free_drops)
+
+    n = int(length)
+    post = _post_crawford_row(n, g_trail, win_rate, fd)
+    pre = np.full((n, n), np.nan)
+    pre[0, 0] = 0.5
+
+    def post_val(k):
+        return 1.0 if k <= 0 else post[k - 1]
+
+    for j in range(2, n + 1):  # Crawford game, leader 1-away vs j-away
+        trailer = 0.5 * ((1 - g_trail) * post_val(j - 1) + g_trail * post_val(j - 2))
+        pre[0, j - 1] = 1.0 - trailer
+        pre[j - 1, 0] = trailer
+    table = _PartialTable(name or f"generated-{method}", pre, post)
+    for total in range(4, 2 * n + 1):
+        for a in range(max(2, total - n), min(n, total - 2) + 1):
+            b = total - a
+            if b < a:
+                continue
+            # "me" is the leader (a < b) or level: my gammons at the leader's rate
+            g_me, g_opp = (g_lead, g_trail) if a < b else ((g_lead + g_trail) / 2,) * 2
+            probs = np.array([0.5, 0.5 * g_me, 0.0, 0.5 * g_opp, 0.0])
+            score = MatchScore.from_away(a, b, length=n)
+            m = _cube.match_cubeful_mwc(probs, score, table, cube=1, owner="centre", efficiency=x)
+            pre[a - 1, b - 1] = m
+            pre[b - 1, a - 1] = 1.0 - m
+    rate = gammon_rate if g_lead != g_trail else g_lead
+    desc = (f"generated by bgfast.met.generate(method={method!r}, gammon_rate={rate}, "
+            f"win_rate={win_rate}, free_drops={dict(fd)}"
+            + (f", efficiency={x}" if method == "janowski" else "") + ")")
+    return MatchEquityTable(name or f"generated-{method}", pre, post, notice=desc, description=desc)
+
+
+def compare(table: MatchEquityTable, reference: MatchEquityTable | str | None = None,
+            length: int | None = None) -> dict:
+    """Cell-by-cell differences ``table - reference`` (MWC, as fractions).
+
+    Returns a dict with ``pre_diff`` / ``post_diff`` arrays and summary
+    numbers: ``max_abs``, ``mean_abs``, ``rms`` over the pre-Crawford cells
+    (the diagonal, always 1/2, included) and ``post_max_abs``.
+    """
+    ref = get_table(reference)
+    n = min(table.max_away, ref.max_away) if length is None else length
+    if n > table.max_away or n > ref.max_away:
+        raise MissingTableError(f"both tables must cover {n}-away")
+    d = table.pre[:n, :n] - ref.pre[:n, :n]
+    p = table.post[:n] - ref.post[:n]
+    i, j = np.unravel_index(int(np.argmax(np.abs(d))), d.shape)
+    return {
+        "reference": ref.name,
+        "length": n,
+        "pre_diff": d,
+        "post_diff": p,
+        "max_abs": float(np.abs(d).max()),
+        "argmax": (int(i) + 1, int(j) + 1),
+        "mean_abs": float(np.abs(d).mean()),
+        "rms": float(math.sqrt(float((d * d).mean()))),
+        "post_max_abs": float(np.abs(p).max()),
+    }
