@@ -30,6 +30,17 @@ def test_show_text_and_json(run):
     assert data["pips"] == {"on_roll": 167, "opponent": 167}
 
 
+def test_show_svg_and_jupyter_repr(run):
+    import xml.etree.ElementTree as ET
+    r = run("show", START, "--svg")
+    root = ET.fromstring(r.stdout)
+    assert root.tag.endswith("svg")
+    circles = [e for e in root.iter() if e.tag.endswith("circle")]
+    assert len(circles) == 30                          # 15 + 15 checkers, no stack over 5
+    assert Position.initial()._repr_svg_() == r.stdout.strip()
+    assert run("show", START, "--svg", "--json").exit_code == 2
+
+
 def test_pips(run):
     assert run("pips", START).stdout.strip() == "167 167"
     assert json.loads(run("pips", START, "--json").stdout)["difference"] == 0

@@ -31,8 +31,16 @@ def position_facts(pos: Position) -> dict:
 @main.command()
 @click.argument("position", type=POSITION)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the diagram.")
-def show(position, as_json):
+@click.option("--svg", "as_svg", is_flag=True, help="Print an SVG picture of the board.")
+def show(position, as_json, as_svg):
     """Show POSITION (a Position ID or XGID): diagram, pip counts and IDs."""
+    if as_json and as_svg:
+        raise click.UsageError("choose one of --json and --svg")
+    if as_svg:
+        from ..svg import board_svg
+
+        click.echo(board_svg(position))
+        return
     if as_json:
         emit_json(position_facts(position))
         return

@@ -1,0 +1,599 @@
+"""Batch analysis of positions: files in, evaluations, ranked plays and cube
+decisions out, streamed in input order, resumable, over a local process pool
+or a Ray cluster.
+
+Input: one position per line, in any of these forms (``#`` starts a comment)::
+
+    4HPwATDgc/ABMA                      a Position ID: cube decision, money
+    4HPwATDgc/ABMA 31                   ... with a roll: checker play
+    4HPwATDgc/ABMA:cAkgAQAAAAAE [31]    gnubg's PositionID:MatchID (score, cube, dice)
+    4HPwATDgc/ABMA cAkgAQAAAAAE [31]    the same, separated by a space
+    XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10   an XGID (dice in it, or add them)
+
+A Match ID or XGID that holds rolled dice asks for the checker play; one
+without dice asks for the cube decision at its score and cube.
+
+Output rows (CSV or JSON Lines) carry the input line number, so ``--resume``
+continues an interrupted run without redoing or duplicating rows.  Each row
+is written with one ``write`` and flushed; a torn last row (a crash in the
+middle of a write) is cut off when the run resumes.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .errors import BgfastError, InvalidRecordError
+from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_gnubg_id
+from .position import Position, PositionClass
+
+__all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
+           "AnalysisSettings", "run", "ROW_FIELDS", "html_report"]
+
+
+# ---------------------------------------------------------------------------
+# input records
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Context:
+    """Cube and score, seen from the player on roll."""
+
+    cube: int = 1
+    owner: str = "centre"              # 'centre', 'me' or 'opp'
+    length: int = 0                    # 0 = money
+    score_me: int = 0
+    score_opp: int = 0
+    crawford: bool = False
+    jacoby: bool = False
+    beavers: bool = False
+
+    @classmethod
+    def from_match_state(cls, state: MatchState) -> "Context":
+        me = state.player_on_roll
+        if state.cube_owner == CubeOwner.CENTRED:
+            owner = "centre"
+        else:
+            owner = "me" if int(state.cube_owner) == me else "opp"
+        return cls(cube=state.cube_value, owner=owner, length=state.match_length,
+                   score_me=state.score[me], score_opp=state.score[1 - me],
+                   crawford=state.crawford, jacoby=state.jacoby and state.match_length == 0)
+
+    @property
+    def is_money(self) -> bool:
+        return self.length == 0
+
+    def describe(self) -> str:
+        where = "money" if self.is_money else f"{self.score_me}-{self.score_opp} to {self.length}"
+        return f"{where}, cube {self.cube} ({self.owner})" + (", Crawford" if self.crawford else "")
+
+
+@dataclass(frozen=True)
+class Record:
+    line: int
+    text: str
+    position: Position
+    dice: tuple | None = None
+    context: Context = field(default_factory=Context)
+
+
+def _looks_like_match_id(token: str) -> bool:
+    return len(token) == 12 and all(c.isalnum() or c in "+/" for c in token)
+
+
+def parse_record(text: str, line: int = 0) -> Record:
+    """Parse one input line; raises a :class:`BgfastError` naming the problem."""
+    tokens = text.split()
+    if not tokens:
+        raise InvalidRecordError("empty line")
+    head, rest = tokens[0], tokens[1:]
+    dice = None
+    context = Context()
+    if head.upper().startswith("XGID=") or head.count(":") >= 9:
+        xg = XGID.parse(head)
+        if xg.dice in ("B", "R"):
+            raise InvalidRecordError("an XGID with a pending beaver or raccoon cannot be analysed")
+        pos = xg.position
+        ms = xg.to_match_state()
+        dice = ms.dice
+        context = dataclasses.replace(Context.from_match_state(ms),
+                                      beavers=bool(xg.match_length == 0 and xg.rules & 2))
+    elif ":" in head:
+        pos, ms = parse_gnubg_id(head)
+        context = Context.from_match_state(ms)
+        dice = ms.dice
+    else:
+        pos = Position.from_position_id(head)
+        if rest and _looks_like_match_id(rest[0]):
+            ms = MatchState.from_match_id(rest[0])
+            context = Context.from_match_state(ms)
+            dice = ms.dice
+            rest = rest[1:]
+    if rest:
+        if len(rest) > 1:
+            raise InvalidRecordError(f"unexpected text after the roll: {' '.join(rest[1:])!r}")
+        dice = parse_dice(rest[0])
+    if dice is not None and (not dice or dice[0] == 0):
+        dice = None
+    return Record(line, text.strip(), pos, tuple(int(d) for d in dice) if dice else None, context)
+
+
+def read_records(lines: Iterable[str], start_after: int = 0) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the lines to analyse, skipping blanks, comments
+    and lines up to ``start_after`` (for --resume)."""
+    for number, raw in enumerate(lines, 1):
+        text = raw.strip()
+        if number <= start_after or not text or text.startswith("#"):
+            continue
+        yield number, text
+
+
+# ---------------------------------------------------------------------------
+# analysing one record
+# ---------------------------------------------------------------------------
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips_on_roll",
+               "pips_opponent", "epc_on_roll", "epc_opponent", "source", "ply"]
+              + list(PROB_NAMES)
+              + ["equity", "best_play", "best_equity", "plays", "cube_action", "no_double",
+                 "double_take", "double_pass", "take_point", "error"])
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    ply: int = 0
+    top: int = 5
+    evaluator: str = "composite"
+    rollout_games: int = 0             # > 0: add a per-position rollout
+    seed: int = 1
+
+
+def _epc(board_row: np.ndarray):
+    """EPC of one side from the 6-point one-sided database (None if a checker
+    is outside the home board)."""
+    if board_row[6:].any():
+        return None
+    from . import bearoff
+
+    table = bearoff.default_one_sided()
+    return round(float(table.epc(board_row[:6].astype(np.int64))), 3)
+
+
+def _probabilities(pos: Position, settings: AnalysisSettings):
+    """(probs, source): exact from the two-sided table where it covers the
+    position, else the evaluator at the chosen ply."""
+    from . import bearoff
+    from .evaluate import evaluate_ply
+
+    if pos.classify() == PositionClass.BEAROFF:
+        hit = bearoff.get(pos)
+        if hit is not None:
+            return np.asarray(hit.probs, dtype=float), "exact", hit
+    probs = evaluate_ply(pos.board[None], settings.ply, settings.evaluator)[0]
+    return probs, settings.evaluator, None
+
+
+def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
+    """The output row for one record."""
+    from .cube import MoneyRules, cube_decision
+    from .evaluate import equity, rank_plays
+    from .met import MatchScore
+
+    pos = rec.position
+    cls = pos.classify()
+    pips = pos.pip_count()
+    row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
+           "context": rec.context.describe(),
+           "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
+           "class": cls.name.lower(), "pips_on_roll": pips[0], "pips_opponent": pips[1],
+           "epc_on_roll": _epc(pos.board[1]), "epc_opponent": _epc(pos.board[0]), "ply": settings.ply}
+    if cls == PositionClass.OVER:
+        row["source"] = "over"
+        return row
+    probs, source, exact = _probabilities(pos, settings)
+    row["source"] = source
+    row.update({k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs)})
+    row["equity"] = round(float(equity(probs)), 6)
+    if rec.dice:
+        ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
+                            evaluator=settings.evaluator)
+        if ranked:
+            best = ranked[0].equity
+            row["best_play"] = ranked[0].play.notation
+            row["best_equity"] = round(best, 6)
+            row["plays"] = [{"play": r.play.notation, "equity": round(r.equity, 6),
+                             "loss": round(best - r.equity, 6)} for r in ranked[:settings.top]]
+        else:
+            row["best_play"] = ""
+            row["plays"] = []
+    else:
+        ctx = rec.context
+        match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
+                                                     crawford=ctx.crawford)
+        exact_money = None
+        if exact is not None and exact.cubeful_no_double is not None and not ctx.jacoby:
+            nd = exact.cubeful_no_double
+            exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
+        dec = cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
+                            money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
+                            position=pos, exact_money=exact_money)
+        row["cube_action"] = dec.action_text
+        row["no_double"] = round(float(dec.no_double), 6)
+        row["double_take"] = round(float(dec.double_take), 6)
+        row["double_pass"] = round(float(dec.double_pass), 6)
+        row["take_point"] = round(float(dec.take_point_live), 6)
+    if settings.rollout_games > 0:
+        from .rollout import rollout
+
+        res = rollout(pos, games=settings.rollout_games, seed=settings.seed)
+        row["rollout"] = res.to_dict()
+    return row
+
+
+def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
+    """Worker entry: [(line, text)] -> rows (bad lines become error rows)."""
+    rows = []
+    for number, text in chunk:
+        try:
+            rows.append(analyze_record(parse_record(text, number), settings))
+        except BgfastError as exc:
+            rows.append({"line": number, "input": text, "error": str(exc)})
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------
+
+def _csv_value(key, value):
+    if value is None:
+        return ""
+    if key == "plays":
+        return "; ".join(f"{p['play']}={p['equity']:+.4f}" for p in value)
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
+
+
+def format_row(row: dict, fmt: str) -> str:
+    if fmt == "jsonl":
+        return json.dumps(row, separators=(",", ":")) + "\n"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow([_csv_value(k, row.get(k)) for k in ROW_FIELDS])
+    return buf.getvalue()
+
+
+def csv_header() -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(ROW_FIELDS)
+    return buf.getvalue()
+
+
+def resume_point(path: str, fmt: str) -> int:
+    """Last input line already in ``path``; cuts off a torn last row."""
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb+") as f:
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end != len(data):                 # torn last row: drop it
+            f.truncate(end)
+        data = data[:end]
+    last = 0
+    text = data.decode("utf-8")
+    if fmt == "jsonl":
+        for line in text.splitlines():
+            if line.strip():
+                try:
+                    last = max(last, int(json.loads(line)["line"]))
+                except (ValueError, KeyError, TypeError):
+                    raise InvalidRecordError(f"{path}: cannot resume, a row is not valid JSON Lines") from None
+    else:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if header is not None and header != ROW_FIELDS:
+            raise InvalidRecordError(f"{path}: cannot resume, the CSV header is not bgfast's")
+        for rec in reader:
+            if rec:
+                last = max(last, int(rec[0]))
+    return last
+
+
+class _Writer:
+    """Appends rows, one write and flush per row."""
+
+    def __init__(self, path: str | None, fmt: str, append: bool, stream=None):
+        self.fmt = fmt
+        if path is None:
+            self.f = stream
+            self.close_it = False
+        else:
+            fresh = not append or not os.path.exists(path) or os.path.getsize(path) == 0
+            self.f = open(path, "a" if append else "w", encoding="utf-8")
+            self.close_it = True
+            if fmt == "csv" and fresh:
+                self.f.write(csv_header())
+                self.f.flush()
+        if path is None and fmt == "csv":
+            self.f.write(csv_header())
+
+    def write(self, row: dict) -> None:
+        self.f.write(format_row(row, self.fmt))
+        self.f.flush()
+
+    def close(self):
+        if self.close_it:
+            self.f.close()
+
+
+# ---------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, address=None,
+                 window: int | None = None) -> Iterator[list[dict]]:
+    """Apply ``fn(chunk, settings)`` to every chunk, yielding results in input
+    order with at most ``window`` chunks in flight (bounded memory)."""
+    window = window or max(2, 4 * jobs)
+    if backend == "ray":
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
+                     log_to_driver=False)
+        remote = ray.remote(max_retries=3)(fn)
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(remote.remote(chunk, settings))
+            if len(pending) >= window:
+                yield ray.get(pending.popleft())
+        while pending:
+            yield ray.get(pending.popleft())
+        return
+    if jobs <= 1:
+        for chunk in chunks:
+            yield fn(chunk, settings)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(fn, chunk, settings))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
+        settings: AnalysisSettings = AnalysisSettings(), jobs: int = 1, backend: str = "local",
+        address: str | None = None, resume: bool = False, chunk_size: int = 16,
+        stream=None, progress=None) -> dict:
+    """Analyse ``lines``; write rows to ``output`` (or ``stream``) in input order.
+
+    Returns counts: ``{"rows": n, "errors": k, "skipped": lines already done}``.
+    ``progress`` is called with the number of rows written after each chunk.
+    """
+    if fmt not in ("csv", "jsonl"):
+        raise BgfastError(f"unknown output format {fmt!r}; choose csv or jsonl")
+    if resume and output is None:
+        raise BgfastError("--resume needs an output file (-o)")
+    start = resume_point(output, fmt) if resume and output else 0
+    writer = _Writer(output, fmt, append=resume, stream=stream)
+    rows = errors = 0
+    try:
+        records = read_records(lines, start_after=start)
+        for result in _ordered_map(_analyze_chunk, _chunks(records, chunk_size), settings,
+                                   jobs, backend, address):
+            for row in result:
+                writer.write(row)
+                rows += 1
+                errors += "error" in row
+            if progress is not None:
+                progress(len(result))
+    finally:
+        writer.close()
+    return {"rows": rows, "errors": errors, "resumed_after_line": start}
+
+
+# ---------------------------------------------------------------------------
+# HTML report
+# ---------------------------------------------------------------------------
+
+def html_report(rows: Iterable[dict], *, title: str = "bgfast analysis", limit: int = 200,
+                key=None) -> str:
+    """An HTML page with an SVG board and the results of each row (the
+    ``limit`` rows with the largest ``key``, e.g. the biggest errors)."""
+    from html import escape
+
+    from .svg import board_svg
+
+    rows = [r for r in rows if "error" not in r and r.get("position_id")]
+    if key is not None:
+        rows = sorted(rows, key=key, reverse=True)
+    rows = rows[:limit]
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>",
+             "<style>body{font-family:sans-serif;margin:2em} .item{display:flex;gap:2em;"
+             "margin-bottom:2em;border-bottom:1px solid #ccc;padding-bottom:1em}"
+             "table{border-collapse:collapse} td,th{padding:2px 8px;text-align:left}</style>",
+             f"</head><body><h1>{escape(title)}</h1>"]
+    for r in rows:
+        pos = Position.from_position_id(r["position_id"])
+        facts = [("line", r.get("line")), ("context", r.get("context")), ("dice", r.get("dice")),
+                 ("class", r.get("class")), ("equity", r.get("equity")),
+                 ("best play", r.get("best_play")), ("cube", r.get("cube_action")),
+                 ("played", r.get("played")), ("loss", r.get("loss"))]
+        table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
+                        for k, v in facts if v not in (None, ""))
+        plays = "".join(f"<tr><td>{escape(p['play'])}</td><td>{p['equity']:+.4f}</td>"
+                        f"<td>{-p['loss']:+.4f}</td></tr>" for p in r.get("plays") or [])
+        if plays:
+            table += f"<tr><th colspan=2>plays</th></tr>{plays}"
+        parts.append(f"<div class='item'><div>{board_svg(pos)}</div><table>{table}</table></div>")
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# match analysis
+# ---------------------------------------------------------------------------
+
+#: Equity-loss thresholds (per unit cube, or normalised match equity), as gnubg's defaults.
+THRESHOLDS = (("blunder", 0.16), ("error", 0.08), ("doubtful", 0.04))
+MATCH_FIELDS = ["game", "decision", "player", "name", "kind", "position_id", "match_id", "dice",
+                "played", "best", "equity_played", "equity_best", "loss", "flag"]
+
+
+def flag_of(loss: float) -> str:
+    for name, limit in THRESHOLDS:
+        if loss >= limit:
+            return name
+    return ""
+
+
+def _cube_context(game, player: int) -> Context:
+    owner = "centre" if game.cube_owner is None else ("me" if game.cube_owner == player else "opp")
+    return Context(cube=game.cube_value, owner=owner, length=game.match_length,
+                   score_me=game.score[player], score_opp=game.score[1 - player],
+                   crawford=game.crawford, jacoby=game.is_money and game.rules.jacoby,
+                   beavers=game.is_money and game.rules.beaver)
+
+
+def _cube_numbers(pos: Position, ctx: Context, settings: AnalysisSettings):
+    rec = Record(0, "", pos, None, ctx)
+    row = analyze_record(rec, settings)
+    return row["no_double"], row["double_take"], row["double_pass"], row["cube_action"]
+
+
+def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
+    """Worker entry: (game number, match dict of the rules/names, game) -> decision rows."""
+    from .evaluate import rank_plays
+    from .game import Game, Phase
+
+    number, names, game = item
+    replay = Game(game.rules, match_length=game.match_length, score=game.score,
+                  crawford=game.crawford)
+    rows = []
+    decision = 0
+    actions = list(game.actions)
+    for i, action in enumerate(actions):
+        row = None
+        if action.kind == "roll" and replay.can_double():
+            p = replay.turn
+            pos = replay.position()
+            nd, dt, dp, proper = _cube_numbers(pos, _cube_context(replay, p), settings)
+            loss = max(0.0, min(dt, dp) - nd)
+            row = {"kind": "cube", "player": p, "played": "no double", "best": proper,
+                   "equity_played": nd, "equity_best": max(nd, min(dt, dp)), "loss": loss}
+        elif action.kind == "double":
+            p = replay.turn
+            pos = replay.position()
+            nd, dt, dp, proper = _cube_numbers(pos, _cube_context(replay, p), settings)
+            loss = max(0.0, nd - min(dt, dp))
+            row = {"kind": "cube", "player": p, "played": "double", "best": proper,
+                   "equity_played": min(dt, dp), "equity_best": max(nd, min(dt, dp)), "loss": loss}
+            answer = actions[i + 1].kind if i + 1 < len(actions) else None
+            if answer in ("take", "drop", "beaver"):
+                taker = 1 - p
+                took = answer != "drop"
+                # the taker's equity is minus the doubler's
+                mine, best = (-dt, max(-dt, -dp)) if took else (-dp, max(-dt, -dp))
+                rows.append(_decision_row(number, names, decision, pos, replay, None, row))
+                decision += 1
+                row = {"kind": "take", "player": taker, "played": "take" if took else "pass",
+                       "best": "take" if dt <= dp else "pass", "equity_played": mine,
+                       "equity_best": best, "loss": best - mine}
+        elif action.kind == "move" and replay.phase == Phase.MOVE:
+            plays = replay.legal_plays()
+            if len(plays) > 1:
+                p = replay.turn
+                pos = replay.position()
+                played = replay.find_play(action.moves)
+                ranked = rank_plays(pos, replay.dice[0], replay.dice[1], plies=settings.ply,
+                                    evaluator=settings.evaluator)
+                mine = next(r for r in ranked if r.play.position == played.position)
+                row = {"kind": "checker", "player": p, "played": played.notation,
+                       "best": ranked[0].play.notation, "equity_played": mine.equity,
+                       "equity_best": ranked[0].equity, "loss": ranked[0].equity - mine.equity}
+        if row is not None:
+            pos = replay.position(row["player"]) if row["kind"] != "take" else replay.position(
+                1 - row["player"])
+            rows.append(_decision_row(number, names, decision, pos, replay, replay.dice
+                                      if row["kind"] == "checker" else None, row))
+            decision += 1
+        replay.apply(action)
+    return rows
+
+
+def _decision_row(game_no, names, decision, pos, replay, dice, row) -> dict:
+    out = {"game": game_no, "decision": decision, "player": row["player"],
+           "name": names[row["player"]], "kind": row["kind"], "position_id": pos.position_id(),
+           "match_id": replay.match_id(), "dice": f"{dice[0]}{dice[1]}" if dice else ""}
+    for k in ("played", "best"):
+        out[k] = row[k]
+    for k in ("equity_played", "equity_best", "loss"):
+        out[k] = round(float(row[k]), 6)
+    out["flag"] = flag_of(out["loss"])
+    return out
+
+
+def summarize(rows: Iterable[dict], names=("Player 0", "Player 1")) -> dict:
+    """Per player: decisions, total and mean equity loss, an error rate in
+    thousandths per decision (gnubg reports its error rate the same way),
+    and the number of doubtful plays, errors and blunders."""
+    stats = {p: {"name": names[p], "checker_decisions": 0, "cube_decisions": 0,
+                 "checker_loss": 0.0, "cube_loss": 0.0, "doubtful": 0, "error": 0, "blunder": 0}
+             for p in (0, 1)}
+    for r in rows:
+        s = stats[r["player"]]
+        kind = "checker" if r["kind"] == "checker" else "cube"
+        s[f"{kind}_decisions"] += 1
+        s[f"{kind}_loss"] += r["loss"]
+        if r["flag"]:
+            s[r["flag"]] += 1
+    for s in stats.values():
+        n = s["checker_decisions"] + s["cube_decisions"]
+        total = s["checker_loss"] + s["cube_loss"]
+        s["total_loss"] = round(total, 6)
+        s["checker_loss"] = round(s["checker_loss"], 6)
+        s["cube_loss"] = round(s["cube_loss"], 6)
+        s["error_rate_milli"] = round(1000 * total / n, 2) if n else 0.0
+        s["checker_error_rate_milli"] = (round(1000 * s["checker_loss"] / s["checker_decisions"], 2)
+                                         if s["checker_decisions"] else 0.0)
+    return {"players": [stats[0], stats[1]]}
+
+
+def analyze_match(match, *, settings: AnalysisSettings = AnalysisSettings(), jobs: int = 1,
+                  backend: str = "local", address: str | None = None) -> Iterator[dict]:
+    """Every checker play and cube action of both players, as decision rows
+    in the order played (games are analysed in parallel)."""
+    items = ([(n + 1, match.names, g)] for n, g in enumerate(match.games))
+    for rows in _ordered_map(_analyze_games, items, settings, jobs, backend, address):
+        yield from rows
+
+
+def _analyze_games(chunk, settings):
+    out = []
+    for item in chunk:
+        out.extend(_analyze_game(item, settings))
+    return out

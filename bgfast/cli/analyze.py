@@ -1,0 +1,162 @@
+"""``bgfast analyze`` (position files) and ``bgfast analyze-match`` (.mat files)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import emit_json, main
+
+_COMMON = [
+    click.option("--ply", type=click.IntRange(0, 2), default=0, show_default=True,
+                 help="Evaluation depth."),
+    click.option("--evaluator", default="composite", show_default=True,
+                 help="Evaluator name (see bgfast.evaluate.evaluator_names())."),
+    click.option("--jobs", "-j", type=click.IntRange(1, 256), default=os.cpu_count() or 1,
+                 show_default="all cores", help="Local worker processes."),
+    click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
+    click.option("--address", default=None, help="Ray cluster address (with --backend ray)."),
+]
+
+
+def common(fn):
+    for opt in reversed(_COMMON):
+        fn = opt(fn)
+    return fn
+
+
+def _progress(total_hint=None, unit="pos"):
+    from tqdm import tqdm
+
+    return tqdm(total=total_hint, unit=unit, file=sys.stderr, dynamic_ncols=True,
+                disable=not sys.stderr.isatty() and os.environ.get("BGFAST_PROGRESS") != "1")
+
+
+def _count_lines(path):
+    if path == "-":
+        return None
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
+
+
+@main.command()
+@click.argument("input_file", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Output file (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
+              show_default=True)
+@click.option("--top", type=click.IntRange(1, 100), default=5, show_default=True,
+              help="Plays listed per checker decision.")
+@click.option("--rollout", "rollout_games", type=click.IntRange(0), default=0,
+              help="Also roll out each position with this many games.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed for rollouts.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run into the same -o file.")
+@common
+def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, evaluator, jobs,
+            backend, address):
+    """Analyse every position in INPUT (one per line: Position ID, Position ID
+    with Match ID, or XGID, optionally followed by a roll).
+
+    Rows stream out in input order as CSV or JSON Lines; --format html writes
+    JSON Lines to OUTPUT.jsonl and an HTML report with board pictures to
+    OUTPUT.  Bad lines get an error row with their line number; the exit
+    status is 1 if any line failed.
+    """
+    from ..analyze import AnalysisSettings, html_report, run
+
+    if not os.path.exists(input_file) and input_file != "-":
+        raise click.UsageError(f"input file {input_file!r} does not exist")
+    if fmt == "html" and output is None:
+        raise click.UsageError("--format html needs -o FILE")
+    settings = AnalysisSettings(ply=ply, top=top, evaluator=evaluator,
+                                rollout_games=rollout_games, seed=seed)
+    data_path = output + ".jsonl" if fmt == "html" else output
+    data_fmt = "jsonl" if fmt == "html" else fmt
+    stream = click.get_text_stream("stdout") if output is None else None
+    bar = _progress(_count_lines(input_file))
+    with click.open_file(input_file, "r") as lines:
+        counts = run(lines, output=data_path, fmt=data_fmt, settings=settings, jobs=jobs,
+                     backend=backend, address=address, resume=resume, stream=stream,
+                     progress=bar.update)
+    bar.close()
+    if fmt == "html":
+        with open(data_path, encoding="utf-8") as f:
+            rows = (json.loads(line) for line in f if line.strip())
+            page = html_report(rows, title=f"bgfast analysis of {os.path.basename(input_file)}")
+        _write_atomic(output, page)
+    click.echo(f"{counts['rows']} rows, {counts['errors']} failed"
+               + (f" (resumed after line {counts['resumed_after_line']})"
+                  if counts["resumed_after_line"] else ""), err=True)
+    if counts["errors"]:
+        sys.exit(1)
+
+
+def _write_atomic(path, text):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+@main.command("analyze-match")
+@click.argument("mat_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write every decision to this file (CSV, JSON Lines or HTML).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@common
+def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, backend, address):
+    """Analyse every checker play and cube decision of both players in a
+    gnubg/Jellyfish .mat file: the equity lost on each, flags for doubtful
+    plays, errors and blunders, and each player's error rate."""
+    import csv
+    import io
+
+    from .. import matfile
+    from ..analyze import MATCH_FIELDS, AnalysisSettings, analyze_match, html_report, summarize
+
+    match = matfile.load(mat_file)
+    settings = AnalysisSettings(ply=ply, evaluator=evaluator)
+    bar = _progress(len(match.games), unit="game")
+    rows = []
+    seen_games = set()
+    for row in analyze_match(match, settings=settings, jobs=jobs, backend=backend,
+                             address=address):
+        rows.append(row)
+        if row["game"] not in seen_games:
+            seen_games.add(row["game"])
+            bar.update(1)
+    bar.close()
+    if output:
+        if fmt == "html":
+            worst = [dict(r, plays=None, line=f"game {r['game']}, decision {r['decision']}",
+                          context=r["name"], best_play=r["best"]) for r in rows if r["flag"]]
+            page = html_report(worst, title=f"Biggest errors in {os.path.basename(mat_file)}",
+                               key=lambda r: r["loss"], limit=50)
+            _write_atomic(output, page)
+        else:
+            buf = io.StringIO()
+            if fmt == "csv":
+                w = csv.DictWriter(buf, fieldnames=MATCH_FIELDS, lineterminator="\n")
+                w.writeheader()
+                w.writerows(rows)
+            else:
+                for r in rows:
+                    buf.write(json.dumps(r, separators=(",", ":")) + "\n")
+            _write_atomic(output, buf.getvalue())
+    summary = summarize(rows, match.names)
+    summary["match"] = {"length": match.length, "games": len(match.games),
+                        "score": list(match.score)}
+    if as_json:
+        emit_json(summary)
+        return
+    click.echo(f"{os.path.basename(mat_file)}: {match.length or 'money'} point match, "
+               f"{len(match.games)} games, final score {match.score[0]}-{match.score[1]}")
+    for s in summary["players"]:
+        click.echo(f"  {s['name']:<16} decisions {s['checker_decisions']:4d} checker "
+                   f"{s['cube_decisions']:3d} cube  loss {s['total_loss']:7.3f}  "
+                   f"error rate {s['error_rate_milli']:6.1f} (x1000/decision)  "
+                   f"doubtful {s['doubtful']} errors {s['error']} blunders {s['blunder']}")

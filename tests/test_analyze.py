@@ -1,0 +1,223 @@
+"""Batch analysis: known answers, streaming order, bad lines, resume, Ray."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from bgfast import bearoff
+from bgfast.analyze import (AnalysisSettings, analyze_match, analyze_record, parse_record,
+                            resume_point, run, summarize)
+from bgfast.cli import main
+from bgfast.movegen import legal_plays
+from bgfast.position import Position
+
+from corpus import random_boards, self_play_positions
+
+
+def rows_of(lines, **kw):
+    import io
+    out = io.StringIO()
+    run(lines, stream=out, **kw)
+    return [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def small_bearoffs(n, seed):
+    """Random positions with at most 6 checkers a side in the home boards."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        b = np.zeros((2, 25), dtype=np.uint8)
+        for row in (0, 1):
+            for _ in range(rng.integers(1, 7)):
+                b[row][rng.integers(0, 6)] += 1
+        out.append(b)
+    return out
+
+
+def test_bearoff_rows_are_exact():
+    boards = small_bearoffs(40, seed=3)
+    lines = [Position(b).position_id() + "\n" for b in boards]
+    rows = rows_of(lines)
+    for b, row in zip(boards, rows):
+        exact = bearoff.probe(Position(b))
+        assert row["source"] == "exact"
+        assert row["win"] == pytest.approx(exact.probs[0], abs=1e-6)
+        assert row["equity"] == pytest.approx(exact.equity, abs=1e-6)
+        # the money cube decision uses the table's exact cubeful equities
+        assert row["no_double"] == pytest.approx(exact.cubeful_no_double["centred"], abs=1e-6)
+        assert row["double_take"] == pytest.approx(2 * exact.cubeful_no_double["opponent_owned"],
+                                                   abs=1e-6)
+        assert row["epc_on_roll"] is not None and row["epc_opponent"] is not None
+
+
+def test_forced_play_has_one_play_and_no_loss():
+    boards, dice = self_play_positions(3000, seed=21)
+    forced = [(b, d) for b, d in zip(boards, dice)
+              if len(legal_plays(b, int(d[0]), int(d[1]))) == 1][:10]
+    assert len(forced) >= 5
+    lines = [f"{Position(b).position_id()} {d[0]}{d[1]}\n" for b, d in forced]
+    for (b, d), row in zip(forced, rows_of(lines)):
+        only = legal_plays(b, int(d[0]), int(d[1]))[0]
+        assert row["best_play"] == only.notation
+        assert [p["loss"] for p in row["plays"]] == [0.0]
+
+
+def test_plays_are_ranked_with_losses():
+    row = rows_of(["4HPwATDgc/ABMA 31\n"], settings=AnalysisSettings(top=4))[0]
+    assert len(row["plays"]) == 4 and row["plays"][0]["loss"] == 0.0
+    losses = [p["loss"] for p in row["plays"]]
+    assert losses == sorted(losses) and losses[-1] > 0
+
+
+def test_input_forms_and_context():
+    r = parse_record("4HPwATDgc/ABMA QYkqASAAIAAA", 1)
+    assert r.dice == (5, 2) and r.context.length == 9
+    assert (r.context.score_me, r.context.score_opp, r.context.owner) == (4, 2, "opp")
+    r = parse_record("XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:1:0:5:10", 2)
+    assert r.dice is None and r.context.cube == 2 and r.context.owner == "me"
+    assert parse_record("4HPwATDgc/ABMA 3-1").dice == (3, 1)
+    row = analyze_record(parse_record("4HPwATDgc/ABMA QYkqASAAIAAA"), AnalysisSettings())
+    assert row["dice"] == "52" and "9" in row["context"]
+
+
+def test_bad_lines_are_reported_and_the_rest_runs():
+    rows = rows_of(["4HPwATDgc/ABMA 31\n", "garbage\n", "\n", "# note\n",
+                    "4HPwATDgc/ABMA 71\n", "4HPwATDgc/ABMA 31 extra\n", "4HPwATDgc/ABMA\n"])
+    assert [r["line"] for r in rows] == [1, 2, 5, 6, 7]
+    assert ["error" in r for r in rows] == [False, True, True, True, False]
+    assert "14 characters" in rows[1]["error"] and "die" in rows[2]["error"]
+
+
+def test_order_kept_with_several_workers():
+    boards, dice = self_play_positions(60, seed=8)
+    lines = [f"{Position(b).position_id()} {d[0]}{d[1]}\n" for b, d in zip(boards, dice)]
+    one = rows_of(lines, jobs=1, chunk_size=4)
+    two = rows_of(lines, jobs=2, chunk_size=4)
+    assert one == two and [r["line"] for r in two] == list(range(1, 61))
+
+
+def test_csv_and_html_outputs(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("4HPwATDgc/ABMA 31\nAwAA4AYAAAAAAA\nbad\n")
+    runner = CliRunner()
+    out = tmp_path / "out.csv"
+    r = runner.invoke(main, ["analyze", str(src), "-o", str(out), "--format", "csv", "-j", "1"])
+    assert r.exit_code == 1 and "1 failed" in r.stderr
+    import csv
+    rows = list(csv.DictReader(out.open()))
+    assert [x["line"] for x in rows] == ["1", "2", "3"] and rows[1]["source"] == "exact"
+    html = tmp_path / "out.html"
+    r = runner.invoke(main, ["analyze", str(src), "-o", str(html), "--format", "html", "-j", "1"])
+    page = html.read_text()
+    assert page.count("<svg") == 2 and "8/5 6/5" in page
+
+
+def test_resume_cuts_a_torn_row_and_continues(tmp_path):
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(12, seed=5)]
+    full = tmp_path / "full.jsonl"
+    run(lines, output=str(full), fmt="jsonl")
+    part = tmp_path / "part.jsonl"
+    run(lines[:5], output=str(part), fmt="jsonl")
+    with part.open("a") as f:
+        f.write('{"line":6,"inp')                         # a torn row from a crash
+    assert resume_point(str(part), "jsonl") == 5
+    counts = run(lines, output=str(part), fmt="jsonl", resume=True)
+    assert counts["rows"] == 7 and counts["resumed_after_line"] == 5
+    assert part.read_text() == full.read_text()
+
+
+def test_killed_run_resumes_without_duplicates(tmp_path):
+    boards, dice = self_play_positions(400, seed=13)
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"{Position(b).position_id()} {d[0]}{d[1]}\n"
+                           for b, d in zip(boards, dice)))
+    out = tmp_path / "out.csv"
+    cmd = [sys.executable, "-m", "bgfast", "analyze", str(src), "-o", str(out),
+           "--format", "csv", "-j", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if out.exists() and out.read_text().count("\n") > 40:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    done = out.read_text().count("\n") - 1
+    assert 0 < done < 400, "the run should have been killed midway"
+    r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import csv
+    rows = list(csv.DictReader(out.open()))
+    assert [int(x["line"]) for x in rows] == list(range(1, 401))
+    whole = tmp_path / "whole.csv"
+    subprocess.run(cmd[:5] + ["-o", str(whole), "--format", "csv", "-j", "1"], check=True,
+                   capture_output=True)
+    assert out.read_text() == whole.read_text()
+
+
+def test_resume_needs_a_file_and_a_bgfast_header(tmp_path):
+    from bgfast.errors import BgfastError
+    with pytest.raises(BgfastError, match="output file"):
+        run(["4HPwATDgc/ABMA\n"], resume=True)
+    other = tmp_path / "x.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(BgfastError, match="header"):
+        run(["4HPwATDgc/ABMA\n"], output=str(other), fmt="csv", resume=True)
+
+
+# ------------------------------------------------------------------ matches
+@pytest.fixture(scope="module")
+def bot_match():
+    from bgfast.game import Match
+    from bgfast.players import Beginner, Heuristic, play_match
+    m = Match(5, seed=11, names=("Heuristic", "Beginner"))
+    return play_match(m, (Heuristic(), Beginner(seed=3)))
+
+
+def test_match_analysis_rows_and_summary(bot_match, tmp_path):
+    from bgfast import matfile
+    path = tmp_path / "m.mat"
+    matfile.dump(bot_match, path)
+    match = matfile.load(path)
+    rows = list(analyze_match(match))
+    assert rows and all(r["loss"] >= 0 for r in rows)
+    checker = [r for r in rows if r["kind"] == "checker"]
+    assert all(r["dice"] for r in checker)
+    assert {r["player"] for r in rows} == {0, 1}
+    s = summarize(rows, match.names)["players"]
+    # random play loses far more equity than the heuristic player
+    assert s[1]["checker_error_rate_milli"] > s[0]["checker_error_rate_milli"]
+    assert rows == list(analyze_match(match, jobs=2))
+
+
+def test_analyze_match_cli(bot_match, tmp_path):
+    from bgfast import matfile
+    path = tmp_path / "m.mat"
+    matfile.dump(bot_match, path)
+    r = CliRunner().invoke(main, ["analyze-match", str(path), "--json", "-j", "1",
+                                  "-o", str(tmp_path / "d.csv"), "--format", "csv"])
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["match"]["length"] == 5 and len(summary["players"]) == 2
+    assert (tmp_path / "d.csv").read_text().startswith("game,decision,player")
+    bad = tmp_path / "bad.mat"
+    bad.write_text(" 5 point match\n\n Game 1\n A : 0   B : 0\n  1) 99: 13/8\n")
+    r = CliRunner().invoke(main, ["analyze-match", str(bad)])
+    assert r.exit_code == 2 and "line" in r.stderr.lower()
+
+
+def test_ray_backend_matches_local():
+    ray = pytest.importorskip("ray")
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(10, seed=9)]
+    local = rows_of(lines)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = rows_of(lines, backend="ray", chunk_size=3)
+    finally:
+        ray.shutdown()
+    assert remote == local
