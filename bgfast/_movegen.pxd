@@ -7,7 +7,7 @@ cdef enum:
     MG_MAX_PLAYS = 12000          # guard; real positions stay far below
 
 cdef struct MoveGen:
-    # work board: w[0..24] = player not on roll, w[25..49] = player on roll
+    # work board: w[0..24] = player on roll, w[25..49] = the opponent (result layout)
     uint8_t w[64]
     int outside          # on-roll checkers outside the home board (bar included)
     uint32_t blocked     # bit i set when the on-roll side may not land on index i

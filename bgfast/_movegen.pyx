@@ -118,50 +118,90 @@ cdef inline void reset_results(MoveGen* g) noexcept nogil:
         g.stamp = 1
 
 
-cdef inline void add_result(MoveGen* g) noexcept nogil:
-    """Store the work board (swapped) unless an equal result is stored."""
-    cdef uint64_t h = g.hash
-    cdef uint32_t slot = <uint32_t>(h >> (64 - MG_HASH_BITS))
-    cdef uint8_t* dst
-    cdef uint32_t idx
-    cdef Py_ssize_t k
-    while g.tstamp[slot] == g.stamp:
-        if g.thash[slot] == h:
-            dst = g.out + (g.start + g.tindex[slot]) * 50
-            if memcmp(dst, g.w + 25, 25) == 0 and memcmp(dst + 25, g.w, 25) == 0:
-                return
-        slot = (slot + 1) & (MG_HASH_SIZE - 1)
+cdef inline uint8_t* reserve(MoveGen* g) noexcept nogil:
+    """The next free output slot (growing the buffer), or NULL on error."""
     if g.n - g.start >= MG_MAX_PLAYS:
         g.error = ERR_TOO_MANY
-        return
-    if g.n >= g.cap:
-        if grow(g) != 0:
-            g.error = ERR_MEMORY
+        return NULL
+    if g.n >= g.cap and grow(g) != 0:
+        g.error = ERR_MEMORY
+        return NULL
+    return g.out + g.n * 50
+
+
+cdef inline void commit(MoveGen* g, uint64_t h, int src, int dest) noexcept nogil:
+    """Keep the board just written at slot g.n unless an equal one is stored.
+    ``src``/``dest`` is a last move not yet on g.path (src < 0: none)."""
+    cdef uint32_t slot = <uint32_t>(h >> (64 - MG_HASH_BITS))
+    cdef uint8_t* cand = g.out + g.n * 50
+    cdef int8_t* mv
+    cdef int k
+    while g.tstamp[slot] == g.stamp:
+        if g.thash[slot] == h and memcmp(g.out + (g.start + g.tindex[slot]) * 50, cand, 50) == 0:
             return
+        slot = (slot + 1) & (MG_HASH_SIZE - 1)
     g.tstamp[slot] = g.stamp
     g.thash[slot] = h
     g.tindex[slot] = <uint32_t>(g.n - g.start)
-    dst = g.out + g.n * 50
-    memcpy(dst, g.w + 25, 25)       # the side that moved becomes row 0
-    memcpy(dst + 25, g.w, 25)       # the opponent is now on roll
     if g.record:
-        memcpy(g.moves + g.n * 8, g.path, 8)
-        for k in range(g.nmoves * 2, 8):
-            g.moves[g.n * 8 + k] = -1
+        mv = g.moves + g.n * 8
+        memcpy(mv, g.path, 8)
+        k = g.nmoves * 2
+        if src >= 0:
+            mv[k] = <int8_t>(src + 1)
+            mv[k + 1] = <int8_t>(dest + 1)
+            k += 2
+        while k < 8:
+            mv[k] = -1
+            k += 1
     g.n += 1
 
 
-cdef inline void leaf(MoveGen* g, int used) noexcept nogil:
+cdef inline int new_best(MoveGen* g, int used) noexcept nogil:
+    """Account for a play using ``used`` dice: 0 if it is to be dropped."""
     if used < g.best:
-        return
+        return 0
     if used > g.best:
         g.best = used
         reset_results(g)
-    add_result(g)
+    return 1
 
 
-# A move of the on-roll checker at index src (0..23 points, 24 bar) by die d.
-# Returns the destination index (>= 0), -1 for bearing off, or -100 if illegal.
+cdef inline void leaf(MoveGen* g, int used) noexcept nogil:
+    """The work board is a finished play."""
+    cdef uint8_t* dst
+    if not new_best(g, used):
+        return
+    dst = reserve(g)
+    if dst == NULL:
+        return
+    memcpy(dst, g.w, 50)
+    commit(g, g.hash, -1, -1)
+
+
+cdef inline void leaf_move(MoveGen* g, int src, int dest, int used) noexcept nogil:
+    """The work board plus one last move src -> dest is a finished play:
+    write it straight into the output slot (no make/unmake)."""
+    cdef uint8_t* dst
+    cdef uint64_t h
+    if not new_best(g, used):
+        return
+    dst = reserve(g)
+    if dst == NULL:
+        return
+    memcpy(dst, g.w, 50)
+    dst[src] -= 1
+    h = g.hash - ZOB[src]
+    if dest >= 0:
+        dst[dest] += 1
+        h += ZOB[dest]
+        if dst[48 - dest] == 1:         # the opponent's blot (its index 23 - dest)
+            dst[48 - dest] = 0
+            dst[49] += 1
+            h += ZOB[49] - ZOB[48 - dest]
+    commit(g, h, src, dest)
+
+
 cdef inline int target(MoveGen* g, int src, int d) noexcept nogil:
     """Where the checker at index src (0..23 points, 24 bar) goes with die d:
     the destination index, -1 for bearing off, or -100 if the move is illegal.
@@ -178,24 +218,27 @@ cdef inline int target(MoveGen* g, int src, int d) noexcept nogil:
     return -100 if (g.occ & 0x3F) >> (src + 1) else -1
 
 
+# The work board holds the side on roll at w[0..24] and the opponent at
+# w[25..49] (the opponent's index j is at 25 + j; it faces my index 23 - j),
+# which is already the layout of a result with the turn passed.
+
 cdef inline int make(MoveGen* g, int src, int dest) noexcept nogil:
     """Apply a move; return 1 if it hit a blot."""
-    cdef uint8_t* me = g.w + 25
-    cdef uint8_t* op = g.w
+    cdef uint8_t* w = g.w
     cdef int hit = 0
-    me[src] -= 1
-    g.hash -= ZOB[25 + src]
-    g.occ &= ~((<uint32_t>(me[src] == 0)) << src)
+    w[src] -= 1
+    g.hash -= ZOB[src]
+    g.occ &= ~((<uint32_t>(w[src] == 0)) << src)
     if src >= 6 and dest < 6:
         g.outside -= 1
     if dest >= 0:
-        me[dest] += 1
-        g.hash += ZOB[25 + dest]
+        w[dest] += 1
+        g.hash += ZOB[dest]
         g.occ |= (1u << dest)
-        if op[23 - dest] == 1:
-            op[23 - dest] = 0
-            op[24] += 1
-            g.hash += ZOB[24] - ZOB[23 - dest]
+        if w[48 - dest] == 1:
+            w[48 - dest] = 0
+            w[49] += 1
+            g.hash += ZOB[49] - ZOB[48 - dest]
             hit = 1
     g.path[g.nmoves * 2] = <int8_t>(src + 1)
     g.path[g.nmoves * 2 + 1] = <int8_t>(dest + 1)
@@ -204,21 +247,20 @@ cdef inline int make(MoveGen* g, int src, int dest) noexcept nogil:
 
 
 cdef inline void unmake(MoveGen* g, int src, int dest, int hit) noexcept nogil:
-    cdef uint8_t* me = g.w + 25
-    cdef uint8_t* op = g.w
-    me[src] += 1
-    g.hash += ZOB[25 + src]
+    cdef uint8_t* w = g.w
+    w[src] += 1
+    g.hash += ZOB[src]
     g.occ |= (1u << src)
     if src >= 6 and dest < 6:
         g.outside += 1
     if dest >= 0:
-        me[dest] -= 1
-        g.hash -= ZOB[25 + dest]
-        g.occ &= ~((<uint32_t>(me[dest] == 0)) << dest)
+        w[dest] -= 1
+        g.hash -= ZOB[dest]
+        g.occ &= ~((<uint32_t>(w[dest] == 0)) << dest)
         if hit:
-            op[23 - dest] = 1
-            op[24] -= 1
-            g.hash -= ZOB[24] - ZOB[23 - dest]
+            w[48 - dest] = 1
+            w[49] -= 1
+            g.hash -= ZOB[49] - ZOB[48 - dest]
     g.nmoves -= 1
 
 
@@ -234,22 +276,21 @@ cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
     """
     cdef int d = first if depth == 0 else second
     cdef int src, dest, hit, moved = 0
-    cdef uint32_t todo = (1u << 24) if g.w[25 + 24] else g.occ
+    cdef uint32_t todo = (1u << 24) if g.w[24] else g.occ
     while todo:
         src = 31 - __builtin_clz(todo)
         todo &= ~(1u << src)
         dest = target(g, src, d)
         if dest != -100:
             moved = 1
-            if (prune and depth == 1 and first_src != 24 and src != first_dest
-                    and legal_at_root[src]):
-                continue
-            hit = make(g, src, dest)
-            if depth == 0:
-                search_nondouble(g, first, second, 1, prune, src, dest, legal_at_root)
+            if depth == 1:
+                if (prune and first_src != 24 and src != first_dest and legal_at_root[src]):
+                    continue
+                leaf_move(g, src, dest, 2)
             else:
-                leaf(g, 2)
-            unmake(g, src, dest, hit)
+                hit = make(g, src, dest)
+                search_nondouble(g, first, second, 1, prune, src, dest, legal_at_root)
+                unmake(g, src, dest, hit)
             if g.error:
                 return
     if not moved:
@@ -258,20 +299,19 @@ cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
 
 cdef void search_double(MoveGen* g, int d, int depth, int maxsrc) noexcept nogil:
     cdef int src, dest, hit, moved = 0
-    cdef uint32_t todo
-    if depth == 4:
-        leaf(g, 4)
-        return
-    todo = (1u << 24) if g.w[25 + 24] else (g.occ & ((2u << maxsrc) - 1))
+    cdef uint32_t todo = (1u << 24) if g.w[24] else (g.occ & ((2u << maxsrc) - 1))
     while todo:
         src = 31 - __builtin_clz(todo)
         todo &= ~(1u << src)
         dest = target(g, src, d)
         if dest != -100:
             moved = 1
-            hit = make(g, src, dest)
-            search_double(g, d, depth + 1, src)
-            unmake(g, src, dest, hit)
+            if depth == 3:
+                leaf_move(g, src, dest, 4)
+            else:
+                hit = make(g, src, dest)
+                search_double(g, d, depth + 1, src)
+                unmake(g, src, dest, hit)
             if g.error:
                 return
     if not moved:
@@ -287,22 +327,29 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
     cdef int i, hi, lo, outside = 0
     cdef int legal_hi[25]
     cdef Py_ssize_t first_pass
-    memcpy(g.w, board, 50)
+    memcpy(g.w, board + 25, 25)      # the side on roll first
+    memcpy(g.w + 25, board, 25)
     memset(g.w + 50, 0, 14)
-    for i in range(6, 25):
-        outside += board[25 + i]
-    g.outside = outside
-    g.occ = 0
-    g.blocked = 0
-    for i in range(24):
-        if board[23 - i] >= 2:
-            g.blocked |= (1u << i)
-    g.hash = 0
-    for i in range(50):
-        g.hash += board[i] * ZOB[i]
+    # one pass: occupied points, checkers outside, made opposing points, hash
+    cdef uint32_t occ = 0, blocked = 0
+    cdef uint64_t h = 0
+    cdef uint8_t c
     for i in range(25):
-        if board[25 + i]:
-            g.occ |= (1u << i)
+        c = g.w[i]
+        if c:
+            occ |= (1u << i)
+            h += c * ZOB[i]
+            if i >= 6:
+                outside += c
+        c = g.w[25 + i]
+        if c:
+            h += c * ZOB[25 + i]
+            if c >= 2 and i < 24:
+                blocked |= (1u << (23 - i))
+    g.outside = outside
+    g.occ = occ
+    g.blocked = blocked
+    g.hash = h
     g.best = 0
     g.nmoves = 0
     g.error = 0
@@ -318,7 +365,7 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
         first_pass = g.n if g.best == 1 else g.start
         if not g.error:
             for i in range(25):
-                legal_hi[i] = 1 if (board[25 + i] and target(g, i, hi) != -100) else 0
+                legal_hi[i] = 1 if (g.w[i] and target(g, i, hi) != -100) else 0
             search_nondouble(g, lo, hi, 0, 1, -1, -1, legal_hi)
         # only one die playable: the higher one must be played if it can be
         if g.best == 1 and first_pass > g.start:
