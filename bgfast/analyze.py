@@ -169,22 +169,34 @@ def _epc(board_row: np.ndarray):
     return round(float(table.epc(board_row[:6].astype(np.int64))), 3)
 
 
-def _probabilities(pos: Position, settings: AnalysisSettings):
-    """(probs, source): exact from the two-sided table where it covers the
-    position, else the evaluator at the chosen ply."""
+def _probabilities(positions: list, settings: AnalysisSettings):
+    """Probabilities of many positions in one batch: exact from the two-sided
+    bear-off table where it covers a position, else the evaluator at the
+    chosen ply.  Returns [(probs, source, probe result or None)]."""
     from . import bearoff
     from .evaluate import evaluate_ply
 
-    if pos.classify() == PositionClass.BEAROFF:
-        hit = bearoff.get(pos)
-        if hit is not None:
-            return np.asarray(hit.probs, dtype=float), "exact", hit
-    probs = evaluate_ply(pos.board[None], settings.ply, settings.evaluator)[0]
-    return probs, settings.evaluator, None
+    out = [None] * len(positions)
+    rest = []
+    for i, pos in enumerate(positions):
+        if pos.classify() == PositionClass.BEAROFF:
+            hit = bearoff.get(pos)
+            if hit is not None:
+                out[i] = (np.asarray(hit.probs, dtype=float), "exact", hit)
+                continue
+        if pos.classify() != PositionClass.OVER:
+            rest.append(i)
+    if rest:
+        boards = np.stack([positions[i].board for i in rest])
+        probs = evaluate_ply(boards, settings.ply, settings.evaluator)
+        for i, p in zip(rest, probs):
+            out[i] = (p, settings.evaluator, None)
+    return out
 
 
-def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
-    """The output row for one record."""
+def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> dict:
+    """The output row for one record (``evaluation``: its entry of
+    :func:`_probabilities`, when the caller evaluated a batch)."""
     from .cube import MoneyRules, cube_decision
     from .evaluate import equity, rank_plays
     from .met import MatchScore
@@ -200,7 +212,7 @@ def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
     if cls == PositionClass.OVER:
         row["source"] = "over"
         return row
-    probs, source, exact = _probabilities(pos, settings)
+    probs, source, exact = evaluation or _probabilities([pos], settings)[0]
     row["source"] = source
     row.update({k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs)})
     row["equity"] = round(float(equity(probs)), 6)
@@ -242,12 +254,24 @@ def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
 
 def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
     """Worker entry: [(line, text)] -> rows (bad lines become error rows)."""
-    rows = []
+    parsed = []
     for number, text in chunk:
         try:
-            rows.append(analyze_record(parse_record(text, number), settings))
+            parsed.append(parse_record(text, number))
         except BgfastError as exc:
-            rows.append({"line": number, "input": text, "error": str(exc)})
+            parsed.append({"line": number, "input": text, "error": str(exc)})
+    records = [r for r in parsed if isinstance(r, Record)]
+    evaluations = dict(zip((id(r) for r in records),
+                           _probabilities([r.position for r in records], settings)))
+    rows = []
+    for item in parsed:
+        if isinstance(item, dict):
+            rows.append(item)
+            continue
+        try:
+            rows.append(analyze_record(item, settings, evaluations[id(item)]))
+        except BgfastError as exc:
+            rows.append({"line": item.line, "input": item.text, "error": str(exc)})
     return rows
 
 

@@ -199,13 +199,14 @@ class Position:
     :meth:`from_position_id` or :meth:`from_xgid`.
     """
 
-    __slots__ = ("_board", "_key")
+    __slots__ = ("_board", "_key", "_class")
 
     def __init__(self, board):
         arr = np.array(as_board(board), dtype=np.uint8, copy=True)
         arr.flags.writeable = False
         self._board = arr
         self._key = bytes(_board.pack(arr[None])[0])
+        self._class = None
 
     # -- constructors -------------------------------------------------------
     @classmethod
@@ -286,7 +287,9 @@ class Position:
 
     def classify(self) -> PositionClass:
         """OVER, BEAROFF, RACE or CONTACT."""
-        return PositionClass(int(classify_boards(self._board[None])[0]))
+        if self._class is None:
+            self._class = PositionClass(int(classify_boards(self._board[None])[0]))
+        return self._class
 
     def legal_plays(self, d1: int, d2: int):
         """Every legal play for the roll, de-duplicated by resulting position.
