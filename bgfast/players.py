@@ -1,0 +1,245 @@
+"""Players: the interface the terminal game, rollouts and analysis drive.
+
+A player answers four questions about a :class:`bgfast.game.Game` (seen
+from the player whose decision it is):
+
+* :meth:`Player.choose_play` -- which of the legal plays to make;
+* :meth:`Player.wants_to_double` -- double now (before rolling)?
+* :meth:`Player.respond_to_double` -- ``"take"``, ``"drop"`` or ``"beaver"``;
+* :meth:`Player.accepts_resignation` -- accept an offered result?
+
+(and two optional ones with safe defaults: :meth:`Player.wants_to_raccoon`
+and :meth:`Player.wants_to_resign`).
+
+Shipped players:
+
+* :class:`Beginner` -- a random legal play; never doubles, always takes (as
+  in the reference app).
+* :class:`Heuristic` -- a one-ply hand-written evaluation (race, blots in
+  reach of a shot, points and primes, the bar, the bear-off) with a simple
+  cube strategy.
+
+:func:`play_game` and :func:`play_match` run games between two players.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .game import Game, Match, Phase, ResultKind, max_result
+from .movegen import Play, count_shots
+from .position import Position, classify_boards
+
+__all__ = ["Player", "Beginner", "Heuristic", "play_game", "play_match",
+           "heuristic_scores", "win_estimate", "PLAYERS", "make_player"]
+
+
+class Player:
+    """Base class: override the decisions.  ``name`` is shown in records."""
+
+    name = "player"
+
+    def choose_play(self, game: Game, plays: list[Play]) -> Play:
+        raise NotImplementedError
+
+    def wants_to_double(self, game: Game) -> bool:
+        return False
+
+    def respond_to_double(self, game: Game) -> str:
+        return "take"
+
+    def wants_to_raccoon(self, game: Game) -> bool:
+        return False
+
+    def accepts_resignation(self, game: Game, kind: ResultKind) -> bool:
+        """Default: accept when offered the most the resigner can still lose."""
+        loser = game.resignation_offer[0] if game.resignation_offer else 1 - game.to_act
+        return int(kind) >= int(max_result(game.board_of(loser), 1))
+
+    def wants_to_resign(self, game: Game) -> int:
+        """0 for no, else the result (1, 2, 3) to offer.  Default: never."""
+        return 0
+
+
+class Beginner(Player):
+    """A random legal play; never doubles and always takes."""
+
+    name = "Beginner"
+
+    def __init__(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+
+    def choose_play(self, game, plays):
+        return plays[int(self.rng.integers(len(plays)))]
+
+
+# ---------------------------------------------------------------------------
+# the heuristic
+# ---------------------------------------------------------------------------
+
+def _longest_run(made: np.ndarray) -> np.ndarray:
+    """Longest run of True along the last axis (vectorised over rows)."""
+    run = np.zeros(made.shape[:-1], dtype=np.int64)
+    best = np.zeros_like(run)
+    for i in range(made.shape[-1]):
+        run = np.where(made[..., i], run + 1, 0)
+        best = np.maximum(best, run)
+    return best
+
+
+def heuristic_scores(boards) -> np.ndarray:
+    """Scores of ``uint8[N, 2, 25]`` boards for the side in row 0 (the side
+    that just moved; row 1 is on roll), higher = better for row 0.
+
+    Terms: pip difference; blots weighted by how many rolls hit them
+    (counted by the move generator); made points in the home board and
+    anchors; the longest prime; checkers on the bar; checkers borne off.
+    """
+    b = np.asarray(boards, dtype=np.int64)
+    me, opp = b[:, 0], b[:, 1]
+    w = np.arange(1, 26)
+    pips_me, pips_opp = me @ w, opp @ w
+
+    def structure(side, behind):
+        made = side[:, :24] >= 2
+        home_points = made[:, :6].sum(axis=1)
+        prime = _longest_run(made[:, :18])
+        anchors = made[:, 18:24].sum(axis=1)
+        return 3.0 * home_points + 2.5 * prime + 2.0 * anchors * behind
+
+    blot_me = me[:, :24] == 1
+    blots_me = blot_me.sum(axis=1)
+    blots_opp = (opp[:, :24] == 1).sum(axis=1)
+    # a blot on point p that is hit loses 25 - p pips; weigh the shots by the worst loss
+    worst_loss = np.where(blot_me, 25 - np.arange(1, 25), 0).max(axis=1)
+    shots = count_shots(np.asarray(boards, dtype=np.uint8), validate=False)
+    off_me, off_opp = 15 - me.sum(axis=1), 15 - opp.sum(axis=1)
+    contact = classify_boards(np.asarray(boards, dtype=np.uint8)) == 3
+    score = (pips_opp - pips_me) * 1.0
+    score += contact * (structure(me, pips_me > pips_opp) - structure(opp, pips_opp > pips_me)
+                        - 0.5 * blots_me + 0.25 * blots_opp
+                        - shots / 36.0 * worst_loss * 0.6
+                        + 6.0 * opp[:, 24] - 6.0 * me[:, 24])
+    score += ~contact * (2.0 * off_me - 2.0 * off_opp)
+    return score
+
+
+def win_estimate(position: Position) -> float:
+    """A rough probability that the side ON ROLL wins (race formula with
+    the heuristic's terms added), used for cube decisions."""
+    b = position.board
+    swapped = b[::-1][None]  # put the side on roll in row 0 for heuristic_scores
+    s = float(heuristic_scores(swapped)[0])
+    pips_me, pips_opp = position.pip_count()
+    total = max(pips_me + pips_opp, 1)
+    # the side on roll is worth about 4 pips at the start of a race
+    lead = (s + 4.0) / (0.08 * total + 2.0)
+    return float(1.0 / (1.0 + np.exp(-1.6 * lead)))
+
+
+class Heuristic(Player):
+    """A one-ply player with a hand-written evaluation and simple cube rules:
+    doubles at about 70-85% estimated chances, takes at 25% or more."""
+
+    name = "Heuristic"
+
+    def __init__(self, double_window=(0.70, 0.86), take_point=0.25):
+        self.double_window = double_window
+        self.take_point = take_point
+
+    def choose_play(self, game, plays):
+        boards = np.stack([p.position.board for p in plays])
+        scores = heuristic_scores(boards)
+        return plays[int(np.argmax(scores))]
+
+    def wants_to_double(self, game):
+        p = win_estimate(game.position())
+        lo, hi = self.double_window
+        return lo <= p < hi
+
+    def respond_to_double(self, game):
+        p = 1.0 - win_estimate(game.position())  # the doubler is on roll
+        if game.can_beaver() and p > 0.55:
+            return "beaver"
+        return "take" if p >= self.take_point else "drop"
+
+
+PLAYERS = {"beginner": Beginner, "heuristic": Heuristic}
+
+
+def make_player(name: str, seed=None) -> Player:
+    """A player by level name (``beginner`` or ``heuristic``)."""
+    key = name.lower()
+    if key not in PLAYERS:
+        from .errors import BgfastError
+
+        raise BgfastError(f"unknown player {name!r}; choose from {', '.join(PLAYERS)}")
+    cls = PLAYERS[key]
+    return cls(seed) if cls is Beginner else cls()
+
+
+# ---------------------------------------------------------------------------
+# driving games
+# ---------------------------------------------------------------------------
+
+def step(game: Game, players) -> None:
+    """Let the player to act make one decision."""
+    who = game.to_act
+    pl = players[who]
+    ph = game.phase
+    if ph == Phase.OPENING:
+        game.opening_roll()
+    elif ph == Phase.ROLL:
+        if game.can_double() and pl.wants_to_double(game):
+            game.double()
+            return
+        kind = pl.wants_to_resign(game)
+        if kind and not _offered(game, who, kind):
+            game.resign(kind)
+            return
+        game.roll()
+    elif ph == Phase.BEAVERED:
+        if game.can_raccoon() and pl.wants_to_raccoon(game):
+            game.raccoon()
+        else:
+            game.roll()
+    elif ph == Phase.MOVE:
+        game.play(pl.choose_play(game, game.legal_plays()))
+    elif ph == Phase.DOUBLED:
+        answer = pl.respond_to_double(game)
+        if answer == "beaver" and game.can_beaver():
+            game.beaver()
+        elif answer in ("drop", "pass"):
+            game.drop()
+        else:
+            game.take()
+    elif ph == Phase.RESIGNED:
+        _by, kind = game.resignation_offer
+        game.accept() if pl.accepts_resignation(game, kind) else game.reject()
+
+
+def _offered(game: Game, who: int, kind: int) -> bool:
+    """Has ``who`` already offered ``kind`` (or less) this game?  (No repeats.)"""
+    return any(a.kind == "resign" and a.player == who and a.value <= kind for a in game.actions)
+
+
+def play_game(game: Game, players, *, max_actions: int = 100000) -> Game:
+    """Play ``game`` to the end with ``players`` (a pair, player 0 first)."""
+    n = 0
+    while not game.over:
+        step(game, players)
+        n += 1
+        if n > max_actions:  # pragma: no cover - a safety net, never reached in play
+            raise RuntimeError("the game did not finish")
+    return game
+
+
+def play_match(match: Match, players, *, max_games: int | None = None) -> Match:
+    """Play games of ``match`` until it is over (or ``max_games`` were played,
+    which a money session needs)."""
+    played = 0
+    while not match.over and (max_games is None or played < max_games):
+        if match.game is None or match.game.over:
+            match.new_game()
+        play_game(match.game, players)
+        played += 1
+    return match
