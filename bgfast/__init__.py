@@ -7,9 +7,9 @@
 >>> len(pos.legal_plays(3, 1))
 16
 """
-from .errors import (BgfastError, DatabaseError, InvalidDiceError, InvalidIdError,
-                     InvalidMoveError, InvalidPositionError, InvalidRecordError,
-                     MissingTableError)
+from .errors import (BgfastError, DatabaseError, IllegalActionError, InvalidCubeError,
+                     InvalidDiceError, InvalidIdError, InvalidMoveError, InvalidPositionError,
+                     InvalidRecordError, InvalidScoreError, MissingTableError)
 from .movegen import Play, count_shots, legal_plays, legal_plays_batch
 from .position import Position, PositionClass, pack, position_ids, unpack
 
@@ -19,5 +19,6 @@ __all__ = [
     "Position", "PositionClass", "Play", "legal_plays", "legal_plays_batch", "count_shots",
     "pack", "unpack", "position_ids",
     "BgfastError", "InvalidPositionError", "InvalidIdError", "InvalidDiceError",
-    "InvalidMoveError", "InvalidRecordError", "DatabaseError", "MissingTableError",
+    "InvalidMoveError", "InvalidRecordError", "InvalidScoreError", "InvalidCubeError",
+    "IllegalActionError", "DatabaseError", "MissingTableError",
 ]

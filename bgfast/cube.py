@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import BgfastError, MissingTableError
+from .errors import BgfastError, InvalidCubeError, MissingTableError
 from .met import InvalidScoreError, MatchEquityTable, MatchScore, get_table
 
 __all__ = [
@@ -61,10 +61,6 @@ CONTACT_EFFICIENCY = 0.68
 BEAROFF_EFFICIENCY = 0.6
 RACE_EFFICIENCY_MIN, RACE_EFFICIENCY_MAX = 0.6, 0.7
 RACE_PIPS_MIN, RACE_PIPS_MAX = 40, 120
-
-
-class InvalidCubeError(BgfastError):
-    """A bad cube value/owner, bad probabilities, or a cube state that cannot occur."""
 
 
 class CubeAction(str, enum.Enum):

@@ -31,6 +31,19 @@ class InvalidRecordError(BgfastError):
     """A malformed game or match record (for example a ``.mat`` file)."""
 
 
+class InvalidScoreError(BgfastError):
+    """A match score that cannot occur (or a Crawford flag at a wrong score)."""
+
+
+class InvalidCubeError(BgfastError):
+    """A bad cube value/owner, bad probabilities, or a cube state that cannot occur."""
+
+
+class IllegalActionError(BgfastError):
+    """An action the rules do not allow now (doubling in the Crawford game,
+    taking when no double is offered, rolling twice, ...)."""
+
+
 class DatabaseError(BgfastError):
     """A database file that is truncated, corrupt or of the wrong kind."""
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .errors import BgfastError, InvalidMoveError, InvalidRecordError
+from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError
 from .formats import (CubeOwner, GameState, MatchState, Resignation, XGID, apply_moves,
                       check_dice, match_play)
 from .movegen import Play, legal_plays
@@ -37,11 +37,6 @@ __all__ = [
     "IllegalActionError", "ResultKind", "Phase", "Rules", "Action", "GameResult",
     "Game", "Match", "money_session", "result_kind", "max_result", "PartialPlay",
 ]
-
-
-class IllegalActionError(BgfastError):
-    """An action the rules do not allow now (doubling in the Crawford game,
-    taking when no double is offered, rolling twice, ...)."""
 
 
 class ResultKind(enum.IntEnum):

@@ -28,7 +28,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .errors import BgfastError, DatabaseError, MissingTableError
+from .errors import BgfastError, DatabaseError, InvalidScoreError, MissingTableError
 
 __all__ = [
     "InvalidScoreError",
@@ -47,10 +47,6 @@ DATA_DIR = Path(__file__).resolve().parent / "data" / "met"
 #: The tables shipped with bgfast (file stems under ``bgfast/data/met``).
 TABLE_NAMES = ("Kazaross-XG2", "Rockwell-Kazaross")
 DEFAULT_TABLE = "Kazaross-XG2"
-
-
-class InvalidScoreError(BgfastError):
-    """A match score that cannot occur (or a Crawford flag at a wrong score)."""
 
 
 # ---------------------------------------------------------------------------
