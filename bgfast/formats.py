@@ -710,12 +710,33 @@ def format_play(board, moves) -> str:
 def format_plays(board, moves) -> list[str]:
     """Notation of many plays of one board at once, e.g. from
     ``legal_plays_batch(..., with_moves=True)``: ``moves`` is ``int8[M, 4, 2]``
-    (from, to) rows padded with -1.  The board is checked once."""
-    opp = as_board(board)[0].tolist()
+    (from, to) rows padded with -1.  The board is checked once, and each
+    play is looked up by its raw move row and the blots it reaches."""
+    opp = as_board(board)[0]
+    mv = np.ascontiguousarray(moves, dtype=np.int8).reshape(-1, 4, 2)
+    if not len(mv):
+        return []
+    dest = mv[:, :, 1].astype(np.intp)
+    reach = (dest >= 1) & (dest <= 24)
+    blot = np.zeros(dest.shape, dtype=bool)
+    blot[reach] = opp[24 - dest[reach]] > 0
+    masks = (blot * np.array([1, 2, 4, 8])).sum(axis=1).tolist()
+    keys = mv.reshape(-1, 8).view(np.int64).ravel().tolist()
+    cache = _PLAY_NAMES
+    if len(cache) > 1 << 18:
+        cache.clear()
     out = []
-    for play in np.asarray(moves).tolist():
-        out.append(_format_moves(opp, [(a, b) for a, b in play if a >= 0]))
+    for i, (key, mask) in enumerate(zip(keys, masks)):
+        name = cache.get((key, mask))
+        if name is None:
+            steps = [(a, b) for a, b in mv[i].tolist() if a >= 0]
+            hit = frozenset(b for k, (_, b) in enumerate(steps) if mask >> k & 1)
+            name = cache[(key, mask)] = _notation(tuple(sorted(steps, reverse=True)), hit)
+        out.append(name)
     return out
+
+
+_PLAY_NAMES: dict = {}
 
 
 def _format_moves(opp: list, moves: list) -> str:

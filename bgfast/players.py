@@ -166,13 +166,23 @@ class Heuristic(Player):
 PLAYERS = {"beginner": Beginner, "heuristic": Heuristic}
 
 
+#: The computer levels of the reference app above Beginner (bgfast.levels, on the net).
+NET_LEVELS = ("easy", "medium", "hard", "expert")
+
+
 def make_player(name: str, seed=None) -> Player:
-    """A player by level name (``beginner`` or ``heuristic``)."""
+    """A player by name: ``beginner``, ``heuristic``, or a computer level
+    ``easy``, ``medium``, ``hard``, ``expert`` (the shipped neural net)."""
     key = name.lower()
+    if key in NET_LEVELS:
+        from .levels import make_level_player
+
+        return make_level_player(key, seed)
     if key not in PLAYERS:
         from .errors import BgfastError
 
-        raise BgfastError(f"unknown player {name!r}; choose from {', '.join(PLAYERS)}")
+        raise BgfastError(f"unknown player {name!r}; choose from "
+                          f"{', '.join(list(PLAYERS) + list(NET_LEVELS))}")
     cls = PLAYERS[key]
     return cls(seed) if cls is Beginner else cls()
 

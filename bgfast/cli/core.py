@@ -62,7 +62,7 @@ def pips(position, as_json):
         click.echo(f"{me} {opp}")
 
 
-def _plays_object(board: np.ndarray, pid: str, dice, results, moves, result_ids) -> dict:
+def _plays_object(board, pid: str, dice, results, moves, result_ids) -> dict:
     names = format_plays(board, moves)
     plays = [{"play": name, "position_id": pid} for name, pid in zip(names, result_ids)]
     return {"position_id": pid, "dice": [int(dice[0]), int(dice[1])], "plays": plays}
@@ -84,7 +84,7 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
             by_line = {}
             for i, (lineno, pos, d) in enumerate(ok):
                 a, b = offsets[i], offsets[i + 1]
-                by_line[lineno] = _plays_object(pos.board, pos.position_id(), d,
+                by_line[lineno] = _plays_object(pos, pos.position_id(), d,
                                                 results[a:b], moves[a:b], ids[a:b])
         for item in pending:
             if len(item) == 2:
@@ -144,7 +144,7 @@ def moves(position, dice, input_file, as_json):
     offsets, results, mv = legal_plays_batch(position.board, dice, validate=False,
                                              with_moves=True)
     ids = position_ids(results) if len(results) else []
-    obj = _plays_object(position.board, position.position_id(), dice, results, mv, ids)
+    obj = _plays_object(position, position.position_id(), dice, results, mv, ids)
     if as_json:
         emit_json(obj)
         return

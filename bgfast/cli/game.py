@@ -331,7 +331,7 @@ class TerminalGame:
                 raise _Quit()
 
 
-LEVELS = ("human", "beginner", "heuristic")
+LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
 
 
 @main.command()
