@@ -6,6 +6,12 @@ cdef enum:
     MG_HASH_SIZE = 1 << MG_HASH_BITS
     MG_MAX_PLAYS = 12000          # guard; real positions stay far below
 
+cdef struct Slot:
+    # one entry of the de-duplication table (one cache line holds four)
+    uint64_t hash
+    uint32_t stamp
+    uint32_t index
+
 cdef struct MoveGen:
     # work board: w[0..24] = player on roll, w[25..49] = the opponent (result layout)
     uint8_t w[64]
@@ -26,9 +32,7 @@ cdef struct MoveGen:
     int error
     # de-duplication: open addressing with generation stamps (no clearing)
     uint32_t stamp
-    uint32_t* tstamp
-    uint32_t* tindex
-    uint64_t* thash
+    Slot* table
 
 cdef int movegen_init(MoveGen* g, Py_ssize_t cap, int record) noexcept nogil
 cdef void movegen_free(MoveGen* g) noexcept nogil

@@ -72,11 +72,8 @@ cdef int movegen_init(MoveGen* g, Py_ssize_t cap, int record) noexcept nogil:
     g.record = record
     g.out = <uint8_t*>big_alloc(cap * 50)
     g.moves = <int8_t*>malloc(cap * 8) if record else NULL
-    g.tstamp = <uint32_t*>calloc(MG_HASH_SIZE, sizeof(uint32_t))
-    g.tindex = <uint32_t*>malloc(MG_HASH_SIZE * sizeof(uint32_t))
-    g.thash = <uint64_t*>malloc(MG_HASH_SIZE * sizeof(uint64_t))
-    if (g.out == NULL or g.tstamp == NULL or g.tindex == NULL or g.thash == NULL
-            or (record and g.moves == NULL)):
+    g.table = <Slot*>calloc(MG_HASH_SIZE, sizeof(Slot))
+    if g.out == NULL or g.table == NULL or (record and g.moves == NULL):
         movegen_free(g)
         return ERR_MEMORY
     return 0
@@ -85,14 +82,10 @@ cdef int movegen_init(MoveGen* g, Py_ssize_t cap, int record) noexcept nogil:
 cdef void movegen_free(MoveGen* g) noexcept nogil:
     free(g.out)
     free(g.moves)
-    free(g.tstamp)
-    free(g.tindex)
-    free(g.thash)
-    g.thash = NULL
+    free(g.table)
+    g.table = NULL
     g.out = NULL
     g.moves = NULL
-    g.tstamp = NULL
-    g.tindex = NULL
 
 
 cdef inline int grow(MoveGen* g) noexcept nogil:
@@ -114,7 +107,7 @@ cdef inline void reset_results(MoveGen* g) noexcept nogil:
     g.n = g.start
     g.stamp += 1
     if g.stamp == 0:  # wrapped: clear once every 4e9 resets
-        memset(g.tstamp, 0, MG_HASH_SIZE * sizeof(uint32_t))
+        memset(g.table, 0, MG_HASH_SIZE * sizeof(Slot))
         g.stamp = 1
 
 
@@ -136,13 +129,15 @@ cdef inline void commit(MoveGen* g, uint64_t h, int src, int dest) noexcept nogi
     cdef uint8_t* cand = g.out + g.n * 50
     cdef int8_t* mv
     cdef int k
-    while g.tstamp[slot] == g.stamp:
-        if g.thash[slot] == h and memcmp(g.out + (g.start + g.tindex[slot]) * 50, cand, 50) == 0:
+    cdef Slot* e = &g.table[slot]
+    while e.stamp == g.stamp:
+        if e.hash == h and memcmp(g.out + (g.start + e.index) * 50, cand, 50) == 0:
             return
         slot = (slot + 1) & (MG_HASH_SIZE - 1)
-    g.tstamp[slot] = g.stamp
-    g.thash[slot] = h
-    g.tindex[slot] = <uint32_t>(g.n - g.start)
+        e = &g.table[slot]
+    e.stamp = g.stamp
+    e.hash = h
+    e.index = <uint32_t>(g.n - g.start)
     if g.record:
         mv = g.moves + g.n * 8
         memcpy(mv, g.path, 8)
