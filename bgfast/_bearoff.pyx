@@ -1,0 +1,1238 @@
+# cython: language_level=3
+"""Private kernels of the bear-off databases (see bgfast/bearoff.py).
+
+One-sided positions are checker counts ``c[0..P-1]`` (point 1..P) with up to
+C checkers.  They are numbered like gnubg's bear-off databases: by the number
+of checkers first, then lexicographically on the ascending list of the
+checkers' points.  That numbering does not depend on C, so a table with C
+checkers holds indices ``0 .. C(P+C, P) - 1`` (0 = no checker left).
+
+Two-sided tables use a *build order*: one-sided positions sorted by pip
+count (stable), so every move leads to a smaller build index.  The table of
+value ``t`` is stored column-major: ``E(i, j)`` (roller in i, opponent in j)
+at ``t * N * N + j * N + i``.  It is solved shell by shell (see
+``solve_shells``).
+"""
+import numpy as np
+cimport numpy as cnp
+cimport cython
+from cython.parallel cimport prange
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t
+from libc.string cimport memset, memcpy
+from libc.stdlib cimport malloc, free, qsort
+from libc.math cimport lround
+
+cnp.import_array()
+
+cdef enum:
+    MAXP = 24          # one-sided points supported by the kernels
+    MAXSEQ = 8192      # distinct play sequences collected for one roll
+    LMAX = 256         # longest roll distribution handled while building
+
+cdef int64_t COMB[64][64]
+
+cdef void _init_comb() noexcept:
+    cdef int n, k
+    for n in range(64):
+        for k in range(64):
+            COMB[n][k] = 0
+        COMB[n][0] = 1
+        for k in range(1, n + 1):
+            COMB[n][k] = COMB[n - 1][k - 1] + COMB[n - 1][k]
+
+_init_comb()
+
+# The 21 distinct rolls, doubles first; weight out of 36.
+cdef int ROLL_D1[21]
+cdef int ROLL_D2[21]
+cdef int ROLL_W[21]
+
+cdef void _init_rolls() noexcept:
+    cdef int a, b, r = 0
+    for a in range(1, 7):
+        ROLL_D1[r] = a
+        ROLL_D2[r] = a
+        ROLL_W[r] = 1
+        r += 1
+    for a in range(1, 7):
+        for b in range(a + 1, 7):
+            ROLL_D1[r] = b
+            ROLL_D2[r] = a
+            ROLL_W[r] = 2
+            r += 1
+
+_init_rolls()
+
+
+def comb(int n, int k):
+    """Binomial coefficient C(n, k) for 0 <= n < 64."""
+    if n < 0 or n >= 64 or k < 0 or k > n:
+        return 0
+    return COMB[n][k]
+
+
+def rolls():
+    """The 21 rolls as ``(d1, d2, weight_out_of_36)`` in kernel order."""
+    return [(ROLL_D1[r], ROLL_D2[r], ROLL_W[r]) for r in range(21)]
+
+
+# ---------------------------------------------------------------- indexing
+
+cdef int64_t rank_counts(const uint8_t* c, int P) noexcept nogil:
+    cdef int n = 0, p, t, prev, s, q
+    cdef int64_t r
+    for p in range(P):
+        n += c[p]
+    if n == 0:
+        return 0
+    r = COMB[P + n - 1][P]          # positions with fewer checkers
+    prev = 1                        # smallest point allowed for the next checker
+    t = 0
+    for p in range(1, P + 1):
+        for q in range(c[p - 1]):
+            s = n - t - 1
+            # multisets whose t-th checker lies on prev .. p-1
+            if p > prev:
+                r += COMB[P - prev + s + 1][s + 1] - COMB[P - p + s + 1][s + 1]
+            prev = p
+            t += 1
+    return r
+
+
+cdef void unrank_counts(int64_t idx, int P, uint8_t* c) noexcept nogil:
+    cdef int n = 0, t, v, s
+    cdef int64_t cnt
+    memset(c, 0, P)
+    if idx <= 0:
+        return
+    while COMB[P + n][P] <= idx:   # positions with <= n checkers
+        n += 1
+    idx -= COMB[P + n - 1][P]
+    v = 1
+    for t in range(n):
+        s = n - t - 1
+        while True:
+            cnt = COMB[P - v + s][s]
+            if idx < cnt:
+                break
+            idx -= cnt
+            v += 1
+        c[v - 1] += 1
+
+
+def ranks(const uint8_t[:, ::1] counts):
+    """``uint8[N, P]`` checker counts -> ``int64[N]`` gnubg indices."""
+    cdef Py_ssize_t n = counts.shape[0], i
+    cdef int P = counts.shape[1]
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    if P > MAXP:
+        raise ValueError("too many points")
+    with nogil:
+        for i in range(n):
+            o[i] = rank_counts(&counts[i, 0], P)
+    return out
+
+
+def unranks(const int64_t[::1] idx, int P):
+    """``int64[N]`` gnubg indices -> ``uint8[N, P]`` checker counts."""
+    cdef Py_ssize_t n = idx.shape[0], i
+    out = np.zeros((n, P), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    if P > MAXP or P < 1:
+        raise ValueError("bad number of points")
+    with nogil:
+        for i in range(n):
+            unrank_counts(idx[i], P, &o[i, 0])
+    return out
+
+
+# --------------------------------------------------------- move generation
+
+cdef inline bint _all_home(const uint8_t* c, int P) noexcept nogil:
+    cdef int p
+    for p in range(6, P):
+        if c[p]:
+            return False
+    return True
+
+
+cdef inline bint _can_move(const uint8_t* c, int P, int p, int d) noexcept nogil:
+    """Can a checker on point p+1 move d pips (or bear off)?"""
+    cdef int q
+    if c[p] == 0:
+        return False
+    if p + 1 > d:
+        return True
+    if not _all_home(c, P):
+        return False
+    if p + 1 == d:
+        return True
+    for q in range(p + 1, P):       # larger die: only from the highest point
+        if c[q]:
+            return False
+    return True
+
+
+cdef inline void _do(uint8_t* c, int p, int d) noexcept nogil:
+    c[p] -= 1
+    if p + 1 > d:
+        c[p - d] += 1
+
+
+cdef inline void _undo(uint8_t* c, int p, int d) noexcept nogil:
+    c[p] += 1
+    if p + 1 > d:
+        c[p - d] -= 1
+
+
+cdef inline bint _empty(const uint8_t* c, int P) noexcept nogil:
+    cdef int p
+    for p in range(P):
+        if c[p]:
+            return False
+    return True
+
+
+cdef inline void _emit(const uint8_t* c, int P, int64_t* out, int* n, int maxout) noexcept nogil:
+    if n[0] < maxout:
+        out[n[0]] = rank_counts(c, P)
+    n[0] += 1
+
+
+cdef void _doubles(uint8_t* c, int P, int d, int left, int maxsrc,
+                   int64_t* out, int* n, int maxout) noexcept nogil:
+    # Sources are taken in non-increasing order: every legal sequence of one
+    # die can be reordered that way without changing its result.
+    cdef int p
+    cdef bint moved = False
+    if left == 0 or _empty(c, P):
+        _emit(c, P, out, n, maxout)
+        return
+    for p in range(maxsrc, -1, -1):
+        if _can_move(c, P, p, d):
+            moved = True
+            _do(c, p, d)
+            _doubles(c, P, d, left - 1, p, out, n, maxout)
+            _undo(c, p, d)
+    if not moved:
+        # Emit only if no checker at all can move (otherwise this prefix is a
+        # non-canonical order of a longer sequence).
+        for p in range(P - 1, maxsrc, -1):
+            if _can_move(c, P, p, d):
+                return
+        _emit(c, P, out, n, maxout)
+
+
+cdef int _cmp64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef int successors(const uint8_t* c0, int P, int d1, int d2,
+                    int64_t* out, int maxout) noexcept nogil:
+    cdef uint8_t c[MAXP]
+    cdef int n = 0, p, q, k, m, o, a, b
+    cdef bint second
+    memcpy(c, c0, P)
+    if _empty(c, P):
+        return 0
+    if d1 == d2:
+        _doubles(c, P, d1, 4, P - 1, out, &n, maxout)
+    else:
+        for o in range(2):
+            a = d1 if o == 0 else d2
+            b = d2 if o == 0 else d1
+            for p in range(P):
+                if not _can_move(c, P, p, a):
+                    continue
+                _do(c, p, a)
+                second = False
+                if not _empty(c, P):
+                    for q in range(P):
+                        if _can_move(c, P, q, b):
+                            second = True
+                            _do(c, q, b)
+                            _emit(c, P, out, &n, maxout)
+                            _undo(c, q, b)
+                if not second:
+                    # Only one die can be played (it bore off the last checker).
+                    _emit(c, P, out, &n, maxout)
+                _undo(c, p, a)
+    if n > maxout:
+        return -1
+    qsort(out, n, sizeof(int64_t), _cmp64)
+    m = 0
+    for k in range(n):
+        if m == 0 or out[k] != out[m - 1]:
+            out[m] = out[k]
+            m += 1
+    return m
+
+
+def successor_ranks(const uint8_t[::1] counts, int d1, int d2):
+    """Distinct results (gnubg indices, ascending) of roll d1-d2 from counts."""
+    cdef int P = counts.shape[0], n
+    cdef int64_t buf[MAXSEQ]
+    if P > MAXP or P < 1:
+        raise ValueError("bad number of points")
+    n = successors(&counts[0], P, d1, d2, buf, MAXSEQ)
+    if n < 0:
+        raise RuntimeError("too many plays")
+    return [buf[k] for k in range(n)]
+
+
+# ---------------------------------------------------------- one-sided build
+
+# ------------------------------------------- single-die move table (fast path)
+
+def single_moves(int P, int C, int nthreads=2):
+    """For every position and die, the distinct results of moving one checker.
+
+    Returns ``(mv int32[N*6*P], nmv uint8[N*6])``: the results of die d from
+    index i are ``mv[(i*6 + d-1)*P : ... + nmv[i*6 + d-1]]`` (gnubg indices).
+    """
+    cdef int64_t N = COMB[P + C][P]
+    mv_np = np.zeros(N * 6 * P, dtype=np.int32)
+    nmv_np = np.zeros(N * 6, dtype=np.uint8)
+    cdef int32_t[::1] mv = mv_np
+    cdef uint8_t[::1] nmv = nmv_np
+    cdef Py_ssize_t i
+    with nogil:
+        for i in prange(1, N, schedule="static", num_threads=nthreads):
+            _single_moves_of(i, P, &mv[0], &nmv[0])
+    return mv_np, nmv_np
+
+
+cdef void _single_moves_of(int64_t i, int P, int32_t* mv, uint8_t* nmv) noexcept nogil:
+    cdef uint8_t c[MAXP]
+    cdef int d, p, n
+    unrank_counts(i, P, c)
+    for d in range(1, 7):
+        n = 0
+        for p in range(P - 1, -1, -1):
+            if _can_move(c, P, p, d):
+                _do(c, p, d)
+                mv[(i * 6 + d - 1) * P + n] = <int32_t>rank_counts(c, P)
+                _undo(c, p, d)
+                n += 1
+        nmv[i * 6 + d - 1] = <uint8_t>n
+
+
+cdef struct _Moves:
+    int P
+    const int32_t* mv
+    const uint8_t* nmv
+    int32_t* stamp      # per thread: int32[N], marks of the current set
+    int32_t cur
+
+
+cdef inline void _add(_Moves* m, int32_t x, int32_t* out, int* n) noexcept nogil:
+    if m.stamp[x] != m.cur:
+        m.stamp[x] = m.cur
+        out[n[0]] = x
+        n[0] += 1
+
+
+cdef inline void _next_set(_Moves* m, int64_t N) noexcept nogil:
+    m.cur += 1
+    if m.cur >= 2000000000:
+        memset(m.stamp, 0, N * sizeof(int32_t))
+        m.cur = 1
+
+
+cdef int _roll_succ(_Moves* m, int64_t N, int32_t i, int d1, int d2,
+                    int32_t* out, int32_t* work) noexcept nogil:
+    """Distinct results (gnubg indices, unsorted) of roll d1-d2 from i."""
+    cdef int P = m.P, n = 0, nw, s, s2, lev, o, a, b, na, nb
+    cdef int32_t x, y
+    cdef int32_t* A
+    cdef int32_t* B
+    cdef int32_t* T
+    _next_set(m, N)
+    if d1 != d2:
+        for o in range(2):
+            a = d1 if o == 0 else d2
+            b = d2 if o == 0 else d1
+            na = m.nmv[i * 6 + a - 1]
+            for s in range(na):
+                x = m.mv[(i * 6 + a - 1) * P + s]
+                nb = m.nmv[x * 6 + b - 1]
+                if x == 0 or nb == 0:
+                    _add(m, x, out, &n)
+                else:
+                    for s2 in range(nb):
+                        _add(m, m.mv[(x * 6 + b - 1) * P + s2], out, &n)
+        return n
+    A = work
+    B = out
+    A[0] = i
+    nw = 1
+    for lev in range(4):
+        _next_set(m, N)
+        n = 0
+        for s in range(nw):
+            x = A[s]
+            nb = m.nmv[x * 6 + d1 - 1]
+            if x == 0 or nb == 0:
+                _add(m, x, B, &n)
+            else:
+                for s2 in range(nb):
+                    _add(m, m.mv[(x * 6 + d1 - 1) * P + s2], B, &n)
+        T = A
+        A = B
+        B = T
+        nw = n
+    if A != out:
+        memcpy(out, A, nw * sizeof(int32_t))
+    return nw
+
+
+def roll_successors(int P, mv, nmv, int32_t i, int d1, int d2):
+    """Distinct results (ascending gnubg indices) of roll d1-d2 from index i,
+    using the single-die move table of ``single_moves``."""
+    cdef const int32_t[::1] mvv = mv
+    cdef const uint8_t[::1] nmvv = nmv
+    cdef int64_t N = nmvv.shape[0] // 6
+    stamp = np.zeros(N, dtype=np.int32)
+    cdef int32_t[::1] st = stamp
+    out = np.zeros(MAXSEQ, dtype=np.int32)
+    work = np.zeros(MAXSEQ, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int32_t[::1] w = work
+    cdef _Moves m
+    m.P = P
+    m.mv = &mvv[0]
+    m.nmv = &nmvv[0]
+    m.stamp = &st[0]
+    m.cur = 0
+    n = _roll_succ(&m, N, i, d1, d2, &o[0], &w[0])
+    return sorted(out[:n].tolist())
+
+
+cdef void _to_window(double* buf, int hi, int W, uint8_t* start, float* out,
+                     double* lost) noexcept nogil:
+    """Store the distribution buf[0..hi) (zero beyond) as W bins from start:
+    bins before the first one >= 1e-13 and bins past the window are folded
+    into the first / last bin (the total mass stays 1); ``lost`` gets the
+    folded mass."""
+    cdef int s = 0, k, e
+    cdef double head = 0.0, tail = 0.0
+    while s < hi - 1 and buf[s] < 1e-13:
+        head += buf[s]
+        s += 1
+    if s > 255 - W:
+        s = 255 - W
+    e = s + W
+    for k in range(e, hi):
+        tail += buf[k]
+    start[0] = <uint8_t>s
+    for k in range(W):
+        out[k] = <float>buf[s + k] if s + k < hi else 0.0
+    out[0] += <float>head
+    out[W - 1] += <float>tail
+    lost[0] = head + tail
+
+
+cdef struct _HB:
+    double v            # best expected rolls after 1..3 moves of a die
+    int32_t k           # the position reaching it (-1: a checker is off)
+    int32_t pad
+
+
+cdef struct _OneSided:
+    int P
+    int C
+    int W
+    int quantize
+    int64_t N
+    int64_t R
+    const int64_t* perm    # build index -> gnubg index
+    const int32_t* inv     # gnubg index -> build index
+    const int8_t* nchk
+    uint8_t* start_r
+    uint8_t* start_g
+    float* dist_r
+    float* dist_g
+    double* mean_r
+    double* mean_g
+    _HB* hb             # [2, 3, 6, R]: best result after 1..3 moves of die d
+    double* lost
+
+
+cdef void _quantize(float* d, int W) noexcept nogil:
+    """Round to multiples of 1/65535 (gnubg's storage precision)."""
+    cdef int b
+    for b in range(W):
+        d[b] = <float>(lround(d[b] * 65535.0) / 65535.0)
+
+
+cdef inline bint _better(double v, int32_t k, double bv, int32_t bk) noexcept nogil:
+    # lexicographic (value, index): ties go to the smallest index
+    return v < bv or (v == bv and k < bk)
+
+
+cdef inline int64_t _h(int64_t R, int64_t y, int g, int lev, int d) noexcept nogil:
+    # [g][lev][d][slot]: the lookups of one roll stay in one array, where the
+    # results of neighbouring positions (in build order) lie close together.
+    # A ring of R slots (a power of two): H(y) is only read while positions
+    # at most 6 pips above y are being solved, and R covers that window.
+    return ((g * 3 + lev) * 6 + d - 1) * R + (y & (R - 1))
+
+
+cdef void _pos_moves(_OneSided* x, int64_t i, int32_t* mvl, int32_t* nm) noexcept nogil:
+    """The single-die moves of i (build indices): mvl[(d-1)*MAXP + s], nm[d-1]."""
+    cdef int P = x.P, d, p
+    cdef uint8_t c[MAXP]
+    unrank_counts(x.perm[i], P, c)
+    for d in range(1, 7):
+        nm[d - 1] = 0
+        for p in range(P - 1, -1, -1):
+            if _can_move(c, P, p, d):
+                _do(c, p, d)
+                mvl[(d - 1) * MAXP + nm[d - 1]] = x.inv[rank_counts(c, P)]
+                _undo(c, p, d)
+                nm[d - 1] += 1
+
+
+cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
+                    const int32_t* nm, int32_t* kr, int32_t* kg) noexcept nogil:
+    """Best play of roll r from i: the lexicographic minimum of (expected
+    rolls, index) over the results, through the tables hb: for a solved
+    position y and die d, the best result of 1, 2, 3 moves of d from y.  A
+    roll a-b is min over y in M(i, a) of H1(y, b) (and the other order), a
+    double d is min over y in M(i, d) of H3(y, d).  kg: the same for the
+    gammon distribution (-1: a checker is off; only for positions with C
+    checkers)."""
+    cdef int ni = x.nchk[i], o, a, bb, lev, s
+    cdef bint full = ni == x.C
+    cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
+    cdef double best_r = 1e300, best_g = 1e300, v
+    cdef int64_t y, kb
+    cdef const int32_t* mvs
+    for o in range(1 if ROLL_D1[r] == ROLL_D2[r] else 2):
+        a = ROLL_D1[r] if o == 0 else ROLL_D2[r]
+        bb = ROLL_D2[r] if o == 0 else ROLL_D1[r]
+        lev = 2 if ROLL_D1[r] == ROLL_D2[r] else 0
+        mvs = mvl + (a - 1) * MAXP
+        for s in range(nm[a - 1]):
+            y = mvs[s]
+            kb = _h(x.R, y, 0, lev, bb)
+            if _better(x.hb[kb].v, x.hb[kb].k, best_r, kbest_r):
+                best_r = x.hb[kb].v
+                kbest_r = x.hb[kb].k
+            if not full:
+                continue
+            if x.nchk[y] < ni:
+                v = 0.0
+                hk = -1
+            else:
+                kb = _h(x.R, y, 1, lev, bb)
+                v = x.hb[kb].v
+                hk = x.hb[kb].k
+            if _better(v, hk, best_g, kbest_g):
+                best_g = v
+                kbest_g = hk
+    kr[0] = kbest_r
+    kg[0] = kbest_g if full else -1
+
+
+cdef void _pos_finish(_OneSided* x, int64_t i, const int32_t* kr,
+                      const int32_t* kg) noexcept nogil:
+    """Distributions, window and means of i from its 21 best plays."""
+    cdef int W = x.W, r, w, b, sk, hi = 1
+    cdef double buf_r[LMAX]
+    cdef double buf_g[LMAX]
+    cdef double lr = 0.0, lg = 0.0
+    cdef int64_t kb
+    memset(buf_r, 0, LMAX * sizeof(double))
+    memset(buf_g, 0, LMAX * sizeof(double))
+    for r in range(21):
+        w = ROLL_W[r]
+        kb = kr[r]
+        sk = x.start_r[kb]
+        for b in range(W):
+            buf_r[sk + b + 1] += w * x.dist_r[kb * W + b]
+        if sk + W + 1 > hi:
+            hi = sk + W + 1
+        if kg[r] >= 0:
+            kb = kg[r]
+            sk = x.start_g[kb]
+            for b in range(W):
+                buf_g[sk + b + 1] += w * x.dist_g[kb * W + b]
+            if sk + W + 1 > hi:
+                hi = sk + W + 1
+        else:
+            buf_g[1] += w
+    if x.nchk[i] != x.C:
+        # fewer than C checkers: a checker is already off (0 rolls)
+        memset(buf_g, 0, LMAX * sizeof(double))
+        buf_g[0] = 36.0
+    for b in range(hi):
+        buf_r[b] *= (1.0 / 36.0)
+        buf_g[b] *= (1.0 / 36.0)
+    _to_window(buf_r, hi, W, &x.start_r[i], &x.dist_r[i * W], &lr)
+    _to_window(buf_g, hi, W, &x.start_g[i], &x.dist_g[i * W], &lg)
+    x.lost[i] = lr if lr > lg else lg
+    if x.quantize:
+        _quantize(&x.dist_r[i * W], W)
+        _quantize(&x.dist_g[i * W], W)
+    # the expectations that later choices use (from the stored window)
+    lr = 0.0
+    lg = 0.0
+    for b in range(W):
+        lr += (x.start_r[i] + b) * x.dist_r[i * W + b]
+        lg += (x.start_g[i] + b) * x.dist_g[i * W + b]
+    x.mean_r[i] = lr
+    x.mean_g[i] = lg
+
+
+cdef void _pos_h(_OneSided* x, int64_t i, int d, int lev, const int32_t* mvl,
+                 const int32_t* nm) noexcept nogil:
+    """H(i, lev, d): best result of lev+1 moves of die d from i."""
+    cdef int ni = x.nchk[i], s
+    cdef bint full = ni == x.C
+    cdef const int32_t* mvs = mvl + (d - 1) * MAXP
+    cdef int nmoves = nm[d - 1]
+    cdef double best_r = 1e300, best_g = 1e300, v
+    cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
+    cdef int64_t y, kb
+    for s in range(nmoves):
+        y = mvs[s]
+        if lev == 0:
+            v = x.mean_r[y]
+            hk = <int32_t>y
+        else:
+            kb = _h(x.R, y, 0, lev - 1, d)
+            v = x.hb[kb].v
+            hk = x.hb[kb].k
+        if _better(v, hk, best_r, kbest_r):
+            best_r = v
+            kbest_r = hk
+        if not full:
+            continue
+        if x.nchk[y] < ni:
+            v = 0.0
+            hk = -1
+        elif lev == 0:
+            v = x.mean_g[y]
+            hk = <int32_t>y
+        else:
+            kb = _h(x.R, y, 1, lev - 1, d)
+            v = x.hb[kb].v
+            hk = x.hb[kb].k
+        if _better(v, hk, best_g, kbest_g):
+            best_g = v
+            kbest_g = hk
+    if nmoves == 0:     # no checker can move: the position stays
+        best_r = x.mean_r[i]
+        kbest_r = <int32_t>i
+        best_g = x.mean_g[i]
+        kbest_g = <int32_t>i
+    kb = _h(x.R, i, 0, lev, d)
+    x.hb[kb].v = best_r
+    x.hb[kb].k = kbest_r
+    kb = _h(x.R, i, 1, lev, d)
+    x.hb[kb].v = best_g
+    x.hb[kb].k = kbest_g
+
+
+cdef void _solve_group(_OneSided* x, int64_t q0, int64_t q1, int32_t* gm,
+                       int32_t* gn, int32_t* gk, int nthreads) noexcept nogil:
+    """Solve the positions q0 .. q1-1 (one pip count) phase by phase, so that
+    each phase reads one slice of the lookup tables for the whole group."""
+    cdef int64_t q
+    cdef int r, d, lev
+    cdef bint par = nthreads > 1 and q1 - q0 >= 2048
+    if par:
+        for q in prange(q0, q1, schedule="static", num_threads=nthreads):
+            _pos_moves(x, q, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+    else:
+        for q in range(q0, q1):
+            _pos_moves(x, q, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+    for r in range(21):
+        if par:
+            for q in prange(q0, q1, schedule="static", num_threads=nthreads):
+                _pos_roll(x, q, r, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6,
+                          gk + (q - q0) * 42 + r, gk + (q - q0) * 42 + 21 + r)
+        else:
+            for q in range(q0, q1):
+                _pos_roll(x, q, r, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6,
+                          gk + (q - q0) * 42 + r, gk + (q - q0) * 42 + 21 + r)
+    if par:
+        for q in prange(q0, q1, schedule="static", num_threads=nthreads):
+            _pos_finish(x, q, gk + (q - q0) * 42, gk + (q - q0) * 42 + 21)
+    else:
+        for q in range(q0, q1):
+            _pos_finish(x, q, gk + (q - q0) * 42, gk + (q - q0) * 42 + 21)
+    for d in range(1, 7):
+        for lev in range(3):
+            if par:
+                for q in prange(q0, q1, schedule="static", num_threads=nthreads):
+                    _pos_h(x, q, d, lev, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+            else:
+                for q in range(q0, q1):
+                    _pos_h(x, q, d, lev, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+
+
+def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
+                    bint quantize=False):
+    """Build the one-sided table.
+
+    Returns ``(start_r, dist_r, start_g, dist_g, folded)``: for every gnubg
+    index, the distribution of the number of rolls to bear off all checkers
+    (``dist_r[i, k]`` = P(rolls == start_r[i] + k)) under the play that
+    minimises the expected number of rolls, the same for the number of rolls
+    until the first checker is off (play minimising that expectation; a
+    position with fewer than C checkers has already lost one: 0 rolls), and
+    the largest probability mass folded into the window's end bins.
+    ``quantize`` rounds every stored probability to 1/65535 as it is made
+    (what gnubg's files hold), so that later choices see the rounded values.
+    The work is done in build order (positions sorted by pip count), where a
+    move's results lie in the last few pip groups (cache-friendly); a
+    position's single-die moves are generated when it is solved, the
+    best-result tables keep a ring of the last few pip groups, and the rows
+    are permuted to gnubg order in place at the end, so the memory is the
+    output (N * (8W + 2) bytes) plus about 64 bytes a position.  Ties
+    between plays of equal expectation go to the smallest build index.
+    """
+    if P < 1 or P > MAXP or C < 1 or C > 15 or W < 2 or W > 64:
+        raise ValueError("bad table size")
+    cdef int64_t N = COMB[P + C][P]
+    nthreads = max(1, nthreads)
+    counts_np = unranks(np.arange(N, dtype=np.int64), P)
+    pips_np = (counts_np.astype(np.int32) * np.arange(1, P + 1, dtype=np.int32)).sum(axis=1)
+    nchk_g = counts_np.sum(axis=1).astype(np.int8)
+    del counts_np
+    perm = np.argsort(pips_np, kind="stable").astype(np.int64)   # build -> gnubg
+    inv = np.empty(N, dtype=np.int32)
+    inv[perm] = np.arange(N, dtype=np.int32)
+    # boundaries of equal-pip groups (positions in a group are independent)
+    pips_sorted = pips_np[perm]
+    bounds_np = np.flatnonzero(np.diff(pips_sorted)) + 1
+    bounds_np = np.concatenate([[0], bounds_np, [N]]).astype(np.int64)
+    del pips_np
+    nchk_np = np.ascontiguousarray(nchk_g[perm])
+    del nchk_g
+    order_np = np.arange(N, dtype=np.int64)
+
+    start_r_np = np.zeros(N, dtype=np.uint8)
+    start_g_np = np.zeros(N, dtype=np.uint8)
+    dist_r_np = np.zeros((N, W), dtype=np.float32)
+    dist_g_np = np.zeros((N, W), dtype=np.float32)
+    mean_r_np = np.zeros(N, dtype=np.float64)
+    mean_g_np = np.zeros(N, dtype=np.float64)
+    lost_np = np.zeros(N, dtype=np.float64)
+    # ring size for the H tables: positions within 6 pips below a group,
+    # plus the group itself
+    gp = np.asarray(bounds_np[:-1])
+    R = 1
+    pip_of_group = pips_sorted[gp]
+    lo = np.searchsorted(pip_of_group, pip_of_group - 6, side="left")
+    span = int((bounds_np[1:] - gp[lo]).max())
+    while R < span:
+        R *= 2
+    del pips_sorted
+    hb_np = np.zeros(R * 36 * 2, dtype=np.int64)   # _HB: 16 bytes; position 0: (0, 0)
+
+    cdef const int64_t[::1] permv = perm
+    cdef const int32_t[::1] invv = inv
+    cdef const int64_t[::1] order = order_np
+    cdef const int64_t[::1] bounds = bounds_np
+    cdef const int8_t[::1] nchk = nchk_np
+    cdef uint8_t[::1] start_r = start_r_np
+    cdef uint8_t[::1] start_g = start_g_np
+    cdef float[:, ::1] dist_r = dist_r_np
+    cdef float[:, ::1] dist_g = dist_g_np
+    cdef double[::1] mean_r = mean_r_np
+    cdef double[::1] mean_g = mean_g_np
+    cdef double[::1] lost = lost_np
+    cdef int64_t[::1] hbv = hb_np
+    cdef Py_ssize_t ngroups = bounds_np.shape[0] - 1, gi, q, qlo, qhi
+    cdef _OneSided ctx
+    ctx.P = P
+    ctx.C = C
+    ctx.W = W
+    ctx.N = N
+    ctx.R = R
+    ctx.quantize = quantize
+    ctx.perm = &permv[0]
+    ctx.inv = &invv[0]
+    ctx.nchk = &nchk[0]
+    ctx.start_r = &start_r[0]
+    ctx.start_g = &start_g[0]
+    ctx.dist_r = &dist_r[0, 0]
+    ctx.dist_g = &dist_g[0, 0]
+    ctx.mean_r = &mean_r[0]
+    ctx.mean_g = &mean_g[0]
+    ctx.hb = <_HB*>&hbv[0]
+    ctx.lost = &lost[0]
+
+    gmax = int((bounds_np[1:] - bounds_np[:-1]).max())
+    gm_np = np.empty(gmax * 6 * MAXP, dtype=np.int32)
+    gn_np = np.empty(gmax * 6, dtype=np.int32)
+    gk_np = np.empty(gmax * 42, dtype=np.int32)
+    cdef int32_t[::1] gm = gm_np
+    cdef int32_t[::1] gn = gn_np
+    cdef int32_t[::1] gk = gk_np
+    dist_r[0, 0] = 1.0
+    dist_g[0, 0] = 1.0
+    for gi in range(1, ngroups):
+        qlo = bounds[gi]
+        qhi = bounds[gi + 1]
+        with nogil:
+            _solve_group(&ctx, qlo, qhi, &gm[0], &gn[0], &gk[0], nthreads)
+        if progress is not None and (gi % 8 == 0 or gi == ngroups - 1):
+            progress(int(bounds[gi + 1]), int(N))
+    # rows from build order to gnubg order, in place (no second copy)
+    cdef const int64_t* pp = &permv[0]
+    with nogil:
+        _permute_rows(&dist_r[0, 0], &start_r[0], pp, N, W)
+        _permute_rows(&dist_g[0, 0], &start_g[0], pp, N, W)
+    return start_r_np, dist_r_np, start_g_np, dist_g_np, float(lost_np.max())
+
+
+cdef void _permute_rows(float* a, uint8_t* st, const int64_t* perm, int64_t N,
+                        int W) noexcept nogil:
+    """In place: row b (and st[b]) moves to row perm[b], by following cycles."""
+    cdef uint8_t* seen = <uint8_t*>malloc(N)
+    cdef float* hold = <float*>malloc(W * sizeof(float))
+    cdef float* tmp = <float*>malloc(W * sizeof(float))
+    cdef int64_t s0, pos
+    cdef uint8_t hs, ts
+    memset(seen, 0, N)
+    for s0 in range(N):
+        if seen[s0]:
+            continue
+        seen[s0] = 1
+        memcpy(hold, a + s0 * W, W * sizeof(float))
+        hs = st[s0]
+        pos = perm[s0]
+        while pos != s0:
+            memcpy(tmp, a + pos * W, W * sizeof(float))
+            ts = st[pos]
+            memcpy(a + pos * W, hold, W * sizeof(float))
+            st[pos] = hs
+            memcpy(hold, tmp, W * sizeof(float))
+            hs = ts
+            seen[pos] = 1
+            pos = perm[pos]
+        memcpy(a + s0 * W, hold, W * sizeof(float))
+        st[s0] = hs
+    free(seen)
+    free(hold)
+    free(tmp)
+
+
+# ---------------------------------------------------------- two-sided build
+
+def build_order(int C):
+    """Build order of the 6-point positions with up to C checkers.
+
+    Returns ``(order, inverse, counts_in_build_order)``: ``order[b]`` is the
+    gnubg index of build index b, ``inverse`` maps back.
+    """
+    cdef int64_t N = COMB[6 + C][6]
+    counts_np = unranks(np.arange(N, dtype=np.int64), 6)
+    pips_np = (counts_np.astype(np.int64) * np.arange(1, 7)).sum(axis=1)
+    order_np = np.argsort(pips_np, kind="stable").astype(np.int64)
+    inv_np = np.empty(N, dtype=np.int32)
+    inv_np[order_np] = np.arange(N, dtype=np.int32)
+    return order_np, inv_np, np.ascontiguousarray(counts_np[order_np])
+
+
+def successor_table(int C, int nthreads=1):
+    """S(i, r) for the 6-point positions with up to C checkers, build order.
+
+    Returns ``(offsets int64[N*21+1], succ int32[M])``: the distinct results
+    of roll r from build index i are ``succ[offsets[i*21+r] : offsets[i*21+r+1]]``,
+    ascending (so a bear-off of the last checker, build index 0, is first).
+    """
+    order_np, inv_np, _ = build_order(C)
+    cdef int64_t N = order_np.shape[0]
+    mv_np, nmv_np = single_moves(6, C, nthreads)
+    cdef const int32_t[::1] mv = mv_np
+    cdef const uint8_t[::1] nmv = nmv_np
+    cdef const int64_t[::1] order = order_np
+    cdef const int32_t[::1] inv = inv_np
+    stamp_np = np.zeros(N, dtype=np.int32)
+    cdef int32_t[::1] stamp = stamp_np
+    buf_np = np.zeros(2 * MAXSEQ, dtype=np.int32)
+    cdef int32_t[::1] buf = buf_np
+    cdef _Moves m
+    m.P = 6
+    m.mv = &mv[0]
+    m.nmv = &nmv[0]
+    m.stamp = &stamp[0]
+    m.cur = 0
+    cap = 64 * N * 21 // 10 + 1024
+    out_np = np.empty(cap, dtype=np.int32)
+    offsets_np = np.zeros(N * 21 + 1, dtype=np.int64)
+    cdef int32_t[::1] out = out_np
+    cdef int64_t[::1] offsets = offsets_np
+    cdef int64_t i, pos = 0
+    cdef int r, ns, k
+    for i in range(N):
+        if pos + 21 * MAXSEQ > cap:
+            cap = cap * 3 // 2 + 21 * MAXSEQ
+            out_np = np.resize(out_np, cap)
+            out = out_np
+        with nogil:
+            for r in range(21):
+                if i > 0:
+                    ns = _roll_succ(&m, N, <int32_t>order[i], ROLL_D1[r], ROLL_D2[r],
+                                    &buf[0], &buf[MAXSEQ])
+                    for k in range(ns):
+                        out[pos + k] = inv[buf[k]]
+                    qsort_int32(&out[pos], ns)
+                    pos += ns
+                offsets[i * 21 + r + 1] = pos
+    return offsets_np, np.ascontiguousarray(out_np[:pos])
+
+
+cdef int _cmp32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline void qsort_int32(int32_t* p, int n) noexcept nogil:
+    qsort(p, n, sizeof(int32_t), _cmp32)
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stddef.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define BO_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define BO_CLONES
+    #endif
+    /* Elementwise dst = min(dst, src) and a -= w * t, written so that the
+       compiler vectorises them (restrict, no branches); AVX2 when the CPU
+       has it (runtime dispatch), SSE2 otherwise. */
+    BO_CLONES static void bo_min_i16(int16_t* __restrict dst, const int16_t* __restrict src, ptrdiff_t n) {
+        for (ptrdiff_t i = 0; i < n; i++) dst[i] = src[i] < dst[i] ? src[i] : dst[i];
+    }
+    BO_CLONES static void bo_min_f32(float* __restrict dst, const float* __restrict src, ptrdiff_t n) {
+        for (ptrdiff_t i = 0; i < n; i++) dst[i] = src[i] < dst[i] ? src[i] : dst[i];
+    }
+    BO_CLONES static void bo_sub_i16(double* __restrict a, const int16_t* __restrict t, double w, ptrdiff_t n) {
+        for (ptrdiff_t i = 0; i < n; i++) a[i] -= w * (double)t[i];
+    }
+    BO_CLONES static void bo_sub_f32(double* __restrict a, const float* __restrict t, double w, ptrdiff_t n) {
+        for (ptrdiff_t i = 0; i < n; i++) a[i] -= w * (double)t[i];
+    }
+    /* min over rb[idx[0..n)], n >= 1, with four independent chains */
+    BO_CLONES static double bo_gather_min(const double* __restrict rb, const int32_t* __restrict idx, ptrdiff_t n) {
+        double m0 = rb[idx[0]], m1 = m0, m2 = m0, m3 = m0;
+        ptrdiff_t i = 1;
+        for (; i + 4 <= n; i += 4) {
+            double x0 = rb[idx[i]], x1 = rb[idx[i + 1]], x2 = rb[idx[i + 2]], x3 = rb[idx[i + 3]];
+            m0 = x0 < m0 ? x0 : m0; m1 = x1 < m1 ? x1 : m1;
+            m2 = x2 < m2 ? x2 : m2; m3 = x3 < m3 ? x3 : m3;
+        }
+        for (; i < n; i++) { double x = rb[idx[i]]; m0 = x < m0 ? x : m0; }
+        m0 = m1 < m0 ? m1 : m0; m2 = m3 < m2 ? m3 : m2;
+        return m2 < m0 ? m2 : m0;
+    }
+    """
+    double bo_gather_min(const double* rb, const int32_t* idx, ptrdiff_t n) noexcept nogil
+    void bo_min_i16(int16_t* dst, const int16_t* src, ptrdiff_t n) noexcept nogil
+    void bo_min_f32(float* dst, const float* src, ptrdiff_t n) noexcept nogil
+    void bo_sub_i16(double* a, const int16_t* t, double w, ptrdiff_t n) noexcept nogil
+    void bo_sub_f32(double* a, const float* t, double w, ptrdiff_t n) noexcept nogil
+
+
+ctypedef fused val_t:
+    int16_t
+    float
+
+
+cdef inline double _load(val_t x) noexcept nogil:
+    return <double>x
+
+
+cdef inline val_t _store(double x, val_t* dummy) noexcept nogil:
+    cdef long v
+    if val_t is int16_t:
+        v = lround(x)
+        if v > 32767:
+            v = 32767
+        elif v < -32767:
+            v = -32767
+        return <int16_t>v
+    else:
+        return <float>x
+
+
+cdef inline void _compose(const double* nd, int T, double scale, double* e) noexcept nogil:
+    """Stored values -> values after the roller's cube decision.
+
+    Tables: 0 cubeless; with T == 4, the cubeful equity (normalised to the
+    cube value) when the roller does not double now, with 1 the cube
+    centred, 2 the roller owning it, 3 the opponent owning it (gnubg's
+    two-sided files store these same no-double values).  The roller with
+    access doubles when that is better: the opponent takes (then owns the
+    cube at twice the value) or passes (1)."""
+    cdef double dt
+    e[0] = nd[0]
+    if T == 4:
+        dt = 2.0 * nd[3]
+        if dt > scale:
+            dt = scale          # the opponent passes
+        e[1] = nd[1] if nd[1] >= dt else dt
+        e[2] = nd[2] if nd[2] >= dt else dt
+        e[3] = nd[3]
+
+
+# which table the opponent's reply is read from (cube ownership flips)
+cdef int SRC[4]
+SRC[0] = 0
+SRC[1] = 1
+SRC[2] = 3
+SRC[3] = 2
+
+
+cdef inline void _row_chunk(val_t* base, double* ac, double* rb, val_t* tp,
+                            double* tpd, int64_t NN, int64_t N, int64_t m,
+                            int64_t j0, int64_t j1, int T,
+                            const int64_t* offsets, const int32_t* succ,
+                            const double* winv, double scale) noexcept nogil:
+    """Row part of shell m for j0 <= j < j1: E(m, j) for every table."""
+    cdef int t, r, w, src
+    cdef int64_t j, lo, hi, q, k
+    cdef double* a
+    cdef const val_t* sb
+    cdef const val_t* col
+    cdef const val_t* colb
+    cdef double v, u
+    for t in range(T):
+        a = ac + t * N
+        src = SRC[t]
+        sb = base + src * NN
+        for j in range(j0, j1):
+            a[j] = 0.0
+        for r in range(21):
+            w = ROLL_W[r]
+            lo = offsets[m * 21 + r]
+            hi = offsets[m * 21 + r + 1]
+            k = succ[lo]
+            if k == 0:
+                for j in range(j0, j1):
+                    a[j] += w * winv[j]
+            elif src == 0 or src == 3:
+                # the opponent has no cube decision: stored values as they are
+                col = sb + k * N
+                memcpy(tp + j0, col + j0, (j1 - j0) * sizeof(val_t))
+                for q in range(lo + 1, hi):
+                    col = sb + succ[q] * N
+                    if val_t is int16_t:
+                        bo_min_i16(tp + j0, col + j0, j1 - j0)
+                    else:
+                        bo_min_f32(tp + j0, col + j0, j1 - j0)
+                if val_t is int16_t:
+                    bo_sub_i16(a + j0, tp + j0, w, j1 - j0)
+                else:
+                    bo_sub_f32(a + j0, tp + j0, w, j1 - j0)
+            else:
+                # the opponent may double first: max(ND, min(2 * ND_oppowned, 1))
+                for j in range(j0, j1):
+                    tpd[j] = 1e300
+                for q in range(lo, hi):
+                    col = sb + succ[q] * N
+                    colb = base + 3 * NN + succ[q] * N
+                    for j in range(j0, j1):
+                        v = _load(col[j])
+                        u = 2.0 * _load(colb[j])
+                        if u > scale:
+                            u = scale
+                        if u > v:
+                            v = u
+                        if v < tpd[j]:
+                            tpd[j] = v
+                for j in range(j0, j1):
+                    a[j] -= w * tpd[j]
+    for j in range(j0, j1):
+        _row_store(base, rb, ac, NN, N, m, j, T, scale)
+
+
+cdef inline void _col_entry(val_t* base, const double* rb, int64_t NN,
+                            int64_t N, int64_t m, int64_t j, int T,
+                            const int64_t* offsets, const int32_t* succ,
+                            const double* winv, double scale) noexcept nogil:
+    """Column part of shell m: E(j, m) for every table, from row m in rb."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef double v0, v1, v2, v3, wv
+    cdef int r
+    cdef int64_t lo, hi, q, k
+    for r in range(21):
+        wv = ROLL_W[r]
+        lo = offsets[j * 21 + r]
+        hi = offsets[j * 21 + r + 1]
+        k = succ[lo]
+        if k == 0:
+            wv = wv * winv[m]
+            a0 += wv
+            a1 += wv
+            a2 += wv
+            a3 += wv
+        elif T == 1:
+            a0 -= wv * bo_gather_min(rb, succ + lo, hi - lo)
+        else:
+            v0 = rb[k]
+            v1 = rb[N + k]
+            v2 = rb[3 * N + k]
+            v3 = rb[2 * N + k]
+            for q in range(lo + 1, hi):
+                k = succ[q]
+                if rb[k] < v0:
+                    v0 = rb[k]
+                if rb[N + k] < v1:
+                    v1 = rb[N + k]
+                if rb[3 * N + k] < v2:
+                    v2 = rb[3 * N + k]
+                if rb[2 * N + k] < v3:
+                    v3 = rb[2 * N + k]
+            a0 -= wv * v0
+            a1 -= wv * v1
+            a2 -= wv * v2
+            a3 -= wv * v3
+    _column_store(base, NN, N, m, j, T, scale, a0, a1, a2, a3)
+
+
+def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
+                 const int32_t[::1] succ, const double[::1] winv,
+                 double scale, int64_t m0, int64_t m1, int nthreads=2,
+                 int64_t chunk=2048, int64_t parallel_from=2048):
+    """Solve shells m0 .. m1-1 of a two-sided table in place.
+
+    ``tab`` is ``[T, N*N]`` (T = 1 cubeless, or 4 with cubeful values), value
+    (i, j) of table t at ``tab[t, j*N + i]``; shells < m0 must be solved.
+    ``winv[j]`` is the scaled value of bearing off the last checker against
+    opponent j (scale, or 2*scale when j would lose a gammon).
+
+    Shell m is row E(m, j), j < m (streaming min over whole columns k of
+    S(m, r): contiguous), the diagonal E(m, m), then column E(j, m), j < m
+    (gathers from the row just made, which fits in cache).  Shells with
+    m >= parallel_from use ``nthreads`` threads.
+    """
+    cdef int T = tab.shape[0]
+    if T != 1 and T != 4:
+        raise ValueError("T must be 1 or 4")
+    if tab.shape[1] != N * N:
+        raise ValueError("table shape does not match N")
+    if offsets.shape[0] != N * 21 + 1 or winv.shape[0] != N:
+        raise ValueError("successor table does not match N")
+    acc_np = np.zeros((T, N), dtype=np.float64)
+    rowbuf_np = np.zeros((T, N), dtype=np.float64)
+    if val_t is int16_t:
+        tmp_np = np.zeros(N, dtype=np.int16)
+    else:
+        tmp_np = np.zeros(N, dtype=np.float32)
+    cdef double[:, ::1] acc = acc_np
+    cdef double[:, ::1] rowbuf = rowbuf_np
+    cdef val_t[::1] tmp = tmp_np
+    tmpd_np = np.zeros(N, dtype=np.float64)
+    cdef double[::1] tmpd = tmpd_np
+    cdef double* tpd = &tmpd[0]
+    cdef val_t* base = &tab[0, 0]
+    cdef val_t* tp = &tmp[0]
+    cdef double* ac = &acc[0, 0]
+    cdef double* rb = &rowbuf[0, 0]
+    cdef const int64_t* off = &offsets[0]
+    cdef const int32_t* sc = &succ[0]
+    cdef const double* wn = &winv[0]
+    cdef int64_t NN = N * N
+    cdef int64_t m, nch, c, j0, j1, j, lo, hi, q, k
+    cdef int t, r
+    cdef double v0
+    cdef double nd[4]
+    cdef double e[4]
+    cdef val_t dummy
+
+    with nogil:
+        for m in range(m0, m1):
+            if m == 0:
+                for t in range(T):
+                    base[t * NN] = _store(0.0, &dummy)
+                continue
+            # ---- row part: E(m, j), 1 <= j < m (j == 0 is game over: 0)
+            nch = (m - 1 + chunk - 1) // chunk
+            if m >= parallel_from and nthreads > 1:
+                for c in prange(nch, schedule="static", num_threads=nthreads):
+                    j0 = 1 + c * chunk
+                    j1 = j0 + chunk
+                    if j1 > m:
+                        j1 = m
+                    _row_chunk(base, ac, rb, tp, tpd, NN, N, m, j0, j1, T, off, sc, wn, scale)
+            else:
+                for c in range(nch):
+                    j0 = 1 + c * chunk
+                    j1 = j0 + chunk
+                    if j1 > m:
+                        j1 = m
+                    _row_chunk(base, ac, rb, tp, tpd, NN, N, m, j0, j1, T, off, sc, wn, scale)
+            for t in range(T):
+                base[t * NN + m] = _store(0.0, &dummy)      # E(m, 0): game over
+                rb[t * N] = 0.0
+            # ---- diagonal E(m, m)
+            for t in range(T):
+                nd[t] = 0.0
+                for r in range(21):
+                    lo = off[m * 21 + r]
+                    hi = off[m * 21 + r + 1]
+                    k = sc[lo]
+                    if k == 0:
+                        nd[t] += ROLL_W[r] * wn[m]
+                    else:
+                        v0 = rb[SRC[t] * N + k]
+                        for q in range(lo + 1, hi):
+                            if rb[SRC[t] * N + sc[q]] < v0:
+                                v0 = rb[SRC[t] * N + sc[q]]
+                        nd[t] -= ROLL_W[r] * v0
+                nd[t] /= 36.0
+            for t in range(T):
+                base[t * NN + m * N + m] = _store(nd[t], &dummy)
+                nd[t] = _load(base[t * NN + m * N + m])
+            _compose(nd, T, scale, e)
+            for t in range(T):
+                rb[t * N + m] = e[t]
+            # ---- column part: E(j, m), 1 <= j < m, from the row in rb
+            if m >= parallel_from and nthreads > 1:
+                for j in prange(1, m, schedule="static", chunksize=256,
+                                num_threads=nthreads):
+                    _col_entry(base, rb, NN, N, m, j, T, off, sc, wn, scale)
+            else:
+                for j in range(1, m):
+                    _col_entry(base, rb, NN, N, m, j, T, off, sc, wn, scale)
+
+
+cdef inline void _column_store(val_t* base, int64_t NN, int64_t N, int64_t m,
+                               int64_t j, int T, double scale, double a0,
+                               double a1, double a2, double a3) noexcept nogil:
+    cdef double nd[4]
+    cdef double e[4]
+    cdef int t
+    cdef val_t dummy
+    nd[0] = a0 / 36.0
+    nd[1] = a1 / 36.0
+    nd[2] = a2 / 36.0
+    nd[3] = a3 / 36.0
+    for t in range(T):
+        base[t * NN + m * N + j] = _store(nd[t], &dummy)
+
+
+cdef inline void _row_store(val_t* base, double* rb, const double* ac,
+                            int64_t NN, int64_t N, int64_t m, int64_t j,
+                            int T, double scale) noexcept nogil:
+    cdef double nd[4]
+    cdef double e[4]
+    cdef int t
+    cdef val_t dummy
+    for t in range(T):
+        base[t * NN + j * N + m] = _store(ac[t * N + j] / 36.0, &dummy)
+        nd[t] = _load(base[t * NN + j * N + m])
+    _compose(nd, T, scale, e)
+    for t in range(T):
+        rb[t * N + j] = e[t]

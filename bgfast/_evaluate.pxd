@@ -1,0 +1,44 @@
+# Evaluation kernels shared by the other Cython modules (rollouts, n-ply search).
+from libc.stdint cimport uint8_t
+from bgfast._movegen cimport MoveGen
+
+cdef enum:
+    POLICY_PUBEVAL = 0     # Tesauro's pubeval score (weights picked from the position before the move)
+    POLICY_EVAL = 1        # the best cubeless equity for the mover by the evaluator
+    EVAL_COMPOSITE = 0     # finished -> result, bear-off -> tables, else calibrated pubeval
+    EVAL_PUBEVAL = 1       # calibrated pubeval alone (finished games exact)
+    NUM_EVALUATORS = 2     # built-in slots; slots NUM_EVALUATORS.. are registered
+    MAX_EVALUATORS = 8
+    NCAL = 7               # calibration features (see cal_features)
+
+# A registered evaluator (e.g. the neural net): 5 probabilities for the player
+# on roll (row 1) of a board that is not finished; ctx is the registrant's data.
+ctypedef void (*onroll_fn)(const void* ctx, const uint8_t* b, double* p) noexcept nogil
+# Install fn in slot (NUM_EVALUATORS <= slot < MAX_EVALUATORS; NULL clears it).
+# Returns 0, or -1 for a bad slot.  The kernels then evaluate with it
+# wherever they are given that slot (luck, truncation, the evaluator policy).
+cdef int register_evaluator_slot(int slot, onroll_fn fn, const void* ctx) noexcept nogil
+
+# PositionClass codes of bgfast.position (OVER 0, BEAROFF 1, RACE 2, CONTACT 3)
+cdef int board_class(const uint8_t* b) noexcept nogil
+cdef bint board_contact(const uint8_t* b) noexcept nogil
+# pubeval score of b seen from row 0 (the side that has just moved)
+cdef double pub_score(const uint8_t* b, bint contact) noexcept nogil
+cdef void cal_features(const uint8_t* b, bint contact, double* f) noexcept nogil
+# exact result of a finished board for the player on roll (row 1)
+cdef void over_probs(const uint8_t* b, double* p) noexcept nogil
+# 5 probabilities for the side NOT on roll (row 0), e.g. a play's result for its mover
+cdef void mover_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil
+# 5 probabilities for the player on roll (row 1)
+cdef void onroll_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil
+cdef void invert_probs(const double* p, double* q) noexcept nogil
+cdef double probs_equity(const double* p) noexcept nogil
+cdef void swap_board(const uint8_t* b, uint8_t* out) noexcept nogil
+# The policy's play for (d1, d2): the result (turn passed) goes to out.
+# Returns the number of legal plays (0: the turn is lost, out = b swapped), <0 on error.
+cdef Py_ssize_t choose_play(MoveGen* g, const uint8_t* b, int d1, int d2,
+                            int policy, int evaluator, uint8_t* out) noexcept nogil
+# exact values for the player on roll inside the installed two-sided bear-off table (1) or 0
+cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil
+# exact or one-sided-race values for a bear-off position (1), 0 if no table covers it
+cdef int table_probs(const uint8_t* b, double* p) noexcept nogil

@@ -1,0 +1,546 @@
+# cython: language_level=3
+"""Private kernel: Tesauro's pubeval, calibrated probabilities, bear-off
+table lookups, 0-ply play choice.
+
+See ``bgfast.evaluate`` for the public API.  Evaluator slots: EVAL_COMPOSITE
+(finished games exactly, bear-offs from the installed tables, else the
+calibrated pubeval) and EVAL_PUBEVAL (calibrated pubeval alone); the neural
+net will take the next slot.  Policies: POLICY_PUBEVAL (the raw score,
+weights of the position before the move, like pubeval and gnubg's
+pub_best_move) and POLICY_EVAL (the best cubeless equity for the mover).  The weights and the calibration
+are not in this file: ``bgfast.evaluate`` loads them from ``bgfast/data/pubeval``
+at import and installs them with :func:`set_pubeval_weights` and
+:func:`set_calibration`.
+"""
+import numpy as np
+cimport numpy as cnp
+from cython.parallel cimport prange
+from libc.stdint cimport uint8_t, int8_t, int64_t
+from libc.string cimport memcpy
+from libc.math cimport exp, sqrt
+
+from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays
+from bgfast._bearoff cimport rank_counts
+
+cnp.import_array()
+
+# W[0] race weights, W[1] contact weights
+cdef double W[2][122]
+# CAL[c][k][0..NCAL-1]: P(outcome k for the mover) = 1 / (1 + exp(-(CAL . f))) with the
+# features f of cal_features (the last one is the constant 1), for class c = 0 race,
+# 1 contact; outcomes (win, win gammon, win bg, lose gammon, lose bg)
+cdef double CAL[2][5][NCAL]
+
+
+# PT[c][k][n + 15]: the summed weights of block k for n checkers (n < 0: the opponent's)
+cdef double PT[2][24][31]
+
+
+def set_pubeval_weights(const double[::1] race, const double[::1] contact):
+    """Install the 122 race and 122 contact weights."""
+    cdef int i, c, k, n
+    cdef double t
+    if race.shape[0] != 122 or contact.shape[0] != 122:
+        raise ValueError("pubeval needs 122 weights per row")
+    for i in range(122):
+        W[0][i] = race[i]
+        W[1][i] = contact[i]
+    for c in range(2):
+        for k in range(24):
+            for n in range(-15, 16):
+                t = 0.0
+                if n == -1:
+                    t += W[c][5 * k]
+                elif n == 1:
+                    t += W[c][5 * k + 1]
+                elif n >= 2:
+                    t += W[c][5 * k + 2]
+                    if n == 3:
+                        t += W[c][5 * k + 3]
+                    elif n >= 4:
+                        t += W[c][5 * k + 4] * (n - 3) * 0.5
+                PT[c][k][n + 15] = t
+
+
+def set_calibration(const double[:, :, ::1] cal):
+    """Install the logistic calibration, shape (2, 5, NCAL) (class, outcome, coefficient)."""
+    cdef int c, k, j
+    if cal.shape[0] != 2 or cal.shape[1] != 5 or cal.shape[2] != NCAL:
+        raise ValueError(f"calibration must have shape (2, 5, {NCAL})")
+    for c in range(2):
+        for k in range(5):
+            for j in range(NCAL):
+                CAL[c][k][j] = cal[c, k, j]
+
+
+#: names of the calibration features, in order
+CAL_FEATURES = ("score", "pips", "mover_off", "opponent_off", "mover_bar", "opponent_bar", "one")
+
+
+cdef void cal_features(const uint8_t* b, bint contact, double* f) noexcept nogil:
+    """Features of b for the mover (row 0): pubeval score (weights of
+    ``contact``), (opponent's pips - mover's pips) / sqrt(pip sum), checkers
+    borne off by each side / 15, checkers on each bar, and 1."""
+    cdef int i, p0 = 0, p1 = 0, t0 = 0, t1 = 0
+    for i in range(25):
+        p0 += (i + 1) * b[i]
+        p1 += (i + 1) * b[25 + i]
+        t0 += b[i]
+        t1 += b[25 + i]
+    f[0] = pub_score(b, contact)
+    f[1] = (p1 - p0) / sqrt(<double>(p0 + p1 + 1))
+    f[2] = (15 - t0) / 15.0
+    f[3] = (15 - t1) / 15.0
+    f[4] = b[24]
+    f[5] = b[49]
+    f[6] = 1.0
+
+
+def calibration_features(const uint8_t[:, :, ::1] boards):
+    """``float64[N, NCAL]`` calibration features of boards for row 0 (weights of each board's class)."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty((n, NCAL), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    with nogil:
+        for i in range(n):
+            cal_features(&boards[i, 0, 0], board_contact(&boards[i, 0, 0]), &o[i, 0])
+    return out
+
+
+cdef bint board_contact(const uint8_t* b) noexcept nogil:
+    cdef int i, b0 = -1, b1 = -1
+    for i in range(25):
+        if b[i]:
+            b0 = i
+        if b[25 + i]:
+            b1 = i
+    return b0 >= 0 and b1 >= 0 and b0 + b1 >= 23
+
+
+cdef int board_class(const uint8_t* b) noexcept nogil:
+    cdef int i, t0 = 0, t1 = 0, b0 = -1, b1 = -1
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+        if b[i]:
+            b0 = i
+        if b[25 + i]:
+            b1 = i
+    if t0 == 0 or t1 == 0:
+        return 0
+    if b0 + b1 >= 23:
+        return 3
+    if b0 <= 5 and b1 <= 5:
+        return 1
+    return 2
+
+
+cdef double pub_score(const uint8_t* b, bint contact) noexcept nogil:
+    """Tesauro's score of b for row 0 (the mover): point p of ours is b[p-1],
+    the opponent's checkers there are b[25 + 24 - p].  Block k = 24 - p;
+    the per-block weight sums are tabulated in PT."""
+    cdef const double* w = &W[1][0] if contact else &W[0][0]
+    cdef const double* pt = &PT[1][0][0] if contact else &PT[0][0][0]
+    cdef int i, off = 15 - b[24]
+    cdef double s = 0.0
+    for i in range(24):
+        off -= b[i]
+        # our index i is point p = i + 1, block k = 23 - i
+        s += pt[(23 - i) * 31 + 15 + <int>b[i] - <int>b[48 - i]]
+    if off == 15:
+        return 99999999.0
+    # Tesauro's code sets x[120] = -pos[0] / 2 with the opponent's bar count
+    # stored as a NEGATIVE number in pos[0]: the input is +count / 2
+    # (gnubg_nn.pub_eval_score agrees; a literal reading of "-bar/2" does not).
+    s += w[120] * (0.5 * b[25 + 24])
+    s += w[121] * (off / 15.0)
+    return s
+
+
+cdef inline double _sig(double x) noexcept nogil:
+    return 1.0 / (1.0 + exp(-x))
+
+
+cdef void over_probs(const uint8_t* b, double* p) noexcept nogil:
+    """Result of a finished game for the player on roll (row 1)."""
+    cdef int i, t0 = 0, t1 = 0, bg = 0
+    cdef const uint8_t* winner
+    cdef const uint8_t* loser
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+    p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
+    if t1 == 0:         # the player on roll has already borne off (not a normal state)
+        loser = b
+        p[0] = 1.0
+    else:
+        loser = b + 25
+    if (loser == b and t0 == 15) or (loser != b and t1 == 15):
+        # gammon; backgammon if a loser's checker is on the bar or in the
+        # winner's home board (the loser's points 19..24, indices 18..24)
+        for i in range(18, 25):
+            bg += loser[i]
+        if loser == b:
+            p[1] = 1.0
+            if bg:
+                p[2] = 1.0
+        else:
+            p[3] = 1.0
+            if bg:
+                p[4] = 1.0
+
+
+cdef void invert_probs(const double* p, double* q) noexcept nogil:
+    cdef double w = p[0], wg = p[1], wbg = p[2], lg = p[3], lbg = p[4]
+    q[0] = 1.0 - w
+    q[1] = lg
+    q[2] = lbg
+    q[3] = wg
+    q[4] = wbg
+
+
+cdef double probs_equity(const double* p) noexcept nogil:
+    return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4]
+
+
+cdef void _pub_mover_probs(const uint8_t* b, double* p) noexcept nogil:
+    cdef bint contact = board_contact(b)
+    cdef double f[NCAL]
+    cdef double x
+    cdef int c = 1 if contact else 0
+    cdef int k, j
+    cal_features(b, contact, f)
+    for k in range(5):
+        x = 0.0
+        for j in range(NCAL):
+            x += CAL[c][k][j] * f[j]
+        p[k] = _sig(x)
+    # keep the cumulative order: win >= wg >= wbg, 1 - win >= lg >= lbg
+    if p[1] > p[0]:
+        p[1] = p[0]
+    if p[2] > p[1]:
+        p[2] = p[1]
+    if p[3] > 1.0 - p[0]:
+        p[3] = 1.0 - p[0]
+    if p[4] > p[3]:
+        p[4] = p[3]
+
+
+# ---------------------------------------------------------------------------
+# bear-off tables (installed by bgfast.evaluate from bgfast.bearoff)
+# ---------------------------------------------------------------------------
+
+# two-sided: TS_EQ[i * TS_N + j] cubeless equity of roller i against opponent j
+cdef const double* TS_EQ = NULL
+cdef Py_ssize_t TS_N = 0
+cdef int TS_C = 0
+# one-sided 6-point 15-checker: distributions of rolls to finish (r) and to
+# take the first checker off (g), windows of OS_W from OS_START*
+cdef const float* OS_R = NULL
+cdef const float* OS_G = NULL
+cdef const uint8_t* OS_SR = NULL
+cdef const uint8_t* OS_SG = NULL
+cdef Py_ssize_t OS_N = 0
+cdef int OS_W = 0
+cdef object _keep = None
+
+
+def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, start_g):
+    """Install the bear-off tables (None to remove): ``two_sided`` float64[N, N]
+    cubeless equities in gnubg index order; the one-sided windows float32[N, W]
+    and their start rolls uint8[N]."""
+    global TS_EQ, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_N, OS_W, _keep
+    cdef const double[:, ::1] ts
+    cdef const float[:, ::1] r
+    cdef const float[:, ::1] gg
+    cdef const uint8_t[::1] sr
+    cdef const uint8_t[::1] sg
+    TS_EQ = NULL
+    TS_N = 0
+    OS_R = OS_G = NULL
+    OS_N = 0
+    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g)
+    if two_sided is not None:
+        if ts_checkers > 14:
+            raise ValueError("the two-sided table must have fewer than 15 checkers")
+        ts = two_sided
+        TS_N = ts.shape[0]
+        TS_C = ts_checkers
+        TS_EQ = &ts[0, 0]
+    if one_sided_r is not None:
+        r = one_sided_r
+        gg = one_sided_g
+        sr = start_r
+        sg = start_g
+        OS_N = r.shape[0]
+        OS_W = <int>r.shape[1]
+        OS_R = &r[0, 0]
+        OS_G = &gg[0, 0]
+        OS_SR = &sr[0]
+        OS_SG = &sg[0]
+
+
+cdef inline int _home_counts(const uint8_t* row, int* total) noexcept nogil:
+    cdef int i, t = 0
+    for i in range(6, 25):
+        if row[i]:
+            return 0
+    for i in range(6):
+        t += row[i]
+    total[0] = t
+    return 1
+
+
+cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil:
+    cdef int t0, t1
+    cdef int64_t i, j
+    cdef double eq
+    if TS_EQ == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
+        return 0
+    if t0 == 0 or t1 == 0 or t0 > TS_C or t1 > TS_C:
+        return 0
+    i = rank_counts(b + 25, 6)
+    j = rank_counts(b, 6)
+    eq = TS_EQ[i * TS_N + j]
+    p[0] = 0.5 * (eq + 1.0)
+    if p[0] < 0.0:
+        p[0] = 0.0
+    elif p[0] > 1.0:
+        p[0] = 1.0
+    p[1] = p[2] = p[3] = p[4] = 0.0
+    return 1
+
+
+cdef inline double _at(const float* d, const uint8_t* st, int W, int64_t i, int k) noexcept nogil:
+    """P(exactly k rolls) from a window row."""
+    cdef int o = k - st[i]
+    if o < 0 or o >= W:
+        return 0.0
+    return d[i * W + o]
+
+
+cdef inline double _tail(const float* d, const uint8_t* st, int W, int64_t i, int k) noexcept nogil:
+    """P(at least k rolls)."""
+    cdef int o = k - st[i], q
+    cdef double s = 0.0
+    if o < 0:
+        o = 0
+    for q in range(o, W):
+        s += d[i * W + q]
+    return s
+
+
+cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
+    cdef int t0, t1, k, kmax
+    cdef int64_t i, j
+    cdef double f
+    if exact_probs(b, p):
+        return 1
+    if OS_R == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
+        return 0
+    if t0 == 0 or t1 == 0:
+        return 0
+    i = rank_counts(b + 25, 6)     # the roller
+    j = rank_counts(b, 6)
+    p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
+    kmax = OS_SR[i] + OS_W
+    for k in range(OS_SR[i], kmax):
+        f = _at(OS_R, OS_SR, OS_W, i, k)
+        if f == 0.0:
+            continue
+        # the roller rolls first: it wins if the opponent needs >= k rolls
+        p[0] += f * _tail(OS_R, OS_SR, OS_W, j, k)
+        if t0 == 15:
+            p[1] += f * _tail(OS_G, OS_SG, OS_W, j, k)
+    if t1 == 15:
+        kmax = OS_SR[j] + OS_W
+        for k in range(OS_SR[j], kmax):
+            f = _at(OS_R, OS_SR, OS_W, j, k)
+            if f != 0.0:
+                p[3] += f * _tail(OS_G, OS_SG, OS_W, i, k + 1)
+    for k in range(5):
+        if p[k] < 0.0:
+            p[k] = 0.0
+        elif p[k] > 1.0:
+            p[k] = 1.0
+    # float32 windows: keep the cumulative order exactly
+    if p[1] > p[0]:
+        p[1] = p[0]
+    if p[3] > 1.0 - p[0]:
+        p[3] = 1.0 - p[0]
+    return 1
+
+
+# registered evaluators (slots NUM_EVALUATORS .. MAX_EVALUATORS - 1)
+cdef onroll_fn SLOT_FN[MAX_EVALUATORS]
+cdef const void* SLOT_CTX[MAX_EVALUATORS]
+
+
+cdef int register_evaluator_slot(int slot, onroll_fn fn, const void* ctx) noexcept nogil:
+    if slot < NUM_EVALUATORS or slot >= MAX_EVALUATORS:
+        return -1
+    SLOT_FN[slot] = fn
+    SLOT_CTX[slot] = ctx
+    return 0
+
+
+def slot_registered(int slot):
+    """Whether an evaluator is registered in kernel slot ``slot`` (built-ins: always)."""
+    if 0 <= slot < NUM_EVALUATORS:
+        return True
+    return NUM_EVALUATORS <= slot < MAX_EVALUATORS and SLOT_FN[slot] != NULL
+
+
+cdef void _builtin_slot(const void* ctx, const uint8_t* b, double* p) noexcept nogil:
+    """A built-in evaluator behind a registered slot (ctx holds its number)."""
+    onroll_probs(b, <int><Py_ssize_t>ctx, p)
+
+
+def alias_slot(int slot, int builtin):
+    """Register built-in evaluator ``builtin`` (EVAL_*) in ``slot`` through the
+    registration path (or clear the slot with builtin = -1); what a
+    registrant such as the neural net does from its own kernel."""
+    cdef onroll_fn fn = NULL
+    if builtin >= NUM_EVALUATORS or builtin < -1:
+        raise ValueError(f"no built-in evaluator {builtin}")
+    if builtin >= 0:
+        fn = _builtin_slot
+    if register_evaluator_slot(slot, fn, <const void*><Py_ssize_t>builtin) != 0:
+        raise ValueError(f"slot must be in {NUM_EVALUATORS}..{MAX_EVALUATORS - 1}")
+
+
+cdef void mover_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil:
+    cdef double q[5]
+    cdef int t0 = 0, t1 = 0, i
+    cdef onroll_fn fn
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+    if t0 == 0 or t1 == 0:
+        over_probs(b, q)
+        invert_probs(q, p)
+        return
+    if evaluator >= NUM_EVALUATORS:
+        fn = SLOT_FN[evaluator] if evaluator < MAX_EVALUATORS else NULL
+        if fn != NULL:
+            fn(SLOT_CTX[evaluator], b, q)
+            invert_probs(q, p)
+            return
+    if evaluator == EVAL_COMPOSITE and table_probs(b, q):
+        invert_probs(q, p)
+        return
+    _pub_mover_probs(b, p)
+
+
+cdef void onroll_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil:
+    cdef double q[5]
+    mover_probs(b, evaluator, q)
+    invert_probs(q, p)
+
+
+cdef void swap_board(const uint8_t* b, uint8_t* out) noexcept nogil:
+    cdef uint8_t tmp[50]
+    memcpy(tmp, b + 25, 25)
+    memcpy(tmp + 25, b, 25)
+    memcpy(out, tmp, 50)
+
+
+cdef Py_ssize_t choose_play(MoveGen* g, const uint8_t* b, int d1, int d2,
+                            int policy, int evaluator, uint8_t* out) noexcept nogil:
+    cdef Py_ssize_t n, i, best = 0
+    cdef double s, bs = -1e300
+    cdef double p[5]
+    cdef bint contact
+    cdef const uint8_t* r
+    g.n = 0
+    n = movegen_plays(g, b, d1, d2)
+    if n < 0:
+        return n
+    if n == 0:
+        swap_board(b, out)
+        return 0
+    if n > 1:
+        contact = board_contact(b)
+        for i in range(n):
+            r = g.out + 50 * i
+            if policy == POLICY_PUBEVAL:
+                s = pub_score(r, contact)
+            else:
+                mover_probs(r, evaluator, p)
+                s = probs_equity(p)
+            if s > bs:
+                bs = s
+                best = i
+    memcpy(out, g.out + 50 * best, 50)
+    return n
+
+
+# ---------------------------------------------------------------------------
+# batch entry points (bgfast.evaluate validates the input)
+# ---------------------------------------------------------------------------
+
+def pubeval_scores(const uint8_t[:, :, ::1] boards, const int8_t[::1] contact):
+    """Scores of boards for row 0; contact[i] = 1/0 picks the weights, -1 = from the board."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef bint c
+    with nogil:
+        for i in range(n):
+            if contact[i] < 0:
+                c = board_contact(&boards[i, 0, 0])
+            else:
+                c = contact[i] != 0
+            o[i] = pub_score(&boards[i, 0, 0], c)
+    return out
+
+
+def evaluate_probs(const uint8_t[:, :, ::1] boards, int evaluator, int nthreads=1):
+    """5 probabilities for the player on roll of each board, float64[N, 5]."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty((n, 5), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    if nthreads <= 1:
+        with nogil:
+            for i in range(n):
+                onroll_probs(&boards[i, 0, 0], evaluator, &o[i, 0])
+    else:
+        for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+            onroll_probs(&boards[i, 0, 0], evaluator, &o[i, 0])
+    return out
+
+
+def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
+                 int policy, int evaluator):
+    """The policy's play for each (board, dice): (counts int64[N], results uint8[N,2,25]).
+
+    counts[i] = 0 means the roll cannot be played (the result is the board
+    with the turn passed); a negative count is a move generation error.
+    """
+    cdef Py_ssize_t n = boards.shape[0], i
+    counts = np.empty(n, dtype=np.int64)
+    results = np.empty((n, 2, 25), dtype=np.uint8)
+    cdef int64_t[::1] c = counts
+    cdef uint8_t[:, :, ::1] r = results
+    cdef MoveGen g
+    if movegen_init(&g, 4096, 0) != 0:
+        raise MemoryError("move generator")
+    try:
+        with nogil:
+            for i in range(n):
+                c[i] = choose_play(&g, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1],
+                                   policy, evaluator, &r[i, 0, 0])
+    finally:
+        movegen_free(&g)
+    return counts, results
+
+
+def board_classes(const uint8_t[:, :, ::1] boards):
+    """PositionClass codes as computed by the kernels (checked against position.classify_boards)."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty(n, dtype=np.int8)
+    cdef int8_t[::1] o = out
+    with nogil:
+        for i in range(n):
+            o[i] = <int8_t>board_class(&boards[i, 0, 0])
+    return out

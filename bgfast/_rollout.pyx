@@ -1,0 +1,345 @@
+# cython: language_level=3
+"""Private kernel: the rollout game loop, entirely in C with the GIL released.
+
+See ``bgfast.rollout`` for the public API.  Each trial has its own random
+stream, seeded from (seed, trial index) with splitmix64 into xoshiro256**,
+so a trial's dice do not depend on which worker plays it or on the other
+trials.  The first two rolls are stratified: trial t plays outcome
+``perm0[t % 36]`` first and ``perm1[(t + t // 36) % 36]`` second, so every
+block of 1296 trials sees each pair of first rolls exactly once.
+Candidates rolled out together use the same dice (same trial stream).
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t
+from libc.string cimport memcpy
+
+from bgfast._movegen cimport MoveGen, movegen_init, movegen_free
+from bgfast._evaluate cimport (POLICY_PUBEVAL, POLICY_EVAL, EVAL_PUBEVAL, board_class,
+                               board_contact, pub_score, mover_probs, onroll_probs,
+                               invert_probs, probs_equity, choose_play, exact_probs)
+
+cnp.import_array()
+
+cdef enum:
+    MAX_PLIES = 4000      # safety net; real games end far sooner
+
+
+cdef inline uint64_t _splitmix(uint64_t* x) noexcept nogil:
+    x[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = x[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef void rng_seed(Rng* r, uint64_t seed, uint64_t stream) noexcept nogil:
+    cdef uint64_t x = seed * 0xD1B54A32D192ED03ULL
+    x ^= _splitmix(&x) + stream * 0x8CB92BA72F3D8DD7ULL
+    cdef int i
+    for i in range(4):
+        r.s[i] = _splitmix(&x)
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef uint64_t rng_next(Rng* r) noexcept nogil:
+    """xoshiro256** (Blackman and Vigna)."""
+    cdef uint64_t result = _rotl(r.s[1] * 5, 7) * 9
+    cdef uint64_t t = r.s[1] << 17
+    r.s[2] ^= r.s[0]
+    r.s[3] ^= r.s[1]
+    r.s[1] ^= r.s[2]
+    r.s[0] ^= r.s[3]
+    r.s[2] ^= t
+    r.s[3] = _rotl(r.s[3], 45)
+    return result
+
+
+cdef int rng_roll36(Rng* r) noexcept nogil:
+    """A uniform outcome 0..35 (rejection sampling, no modulo bias)."""
+    cdef uint64_t x
+    while True:
+        x = rng_next(r) >> 58           # 0..63
+        if x < 36:
+            return <int>x
+
+
+# roll index (of 21) for each of the 36 outcomes; dice of the 21 rolls
+cdef int R21_OF36[36]
+cdef int R21_D1[21]
+cdef int R21_D2[21]
+cdef double R21_W[21]
+
+
+cdef void _init_rolls() noexcept:
+    cdef int a, b, k = 0
+    for a in range(1, 7):
+        for b in range(1, a + 1):
+            R21_D1[k] = a
+            R21_D2[k] = b
+            R21_W[k] = (1.0 if a == b else 2.0) / 36.0
+            R21_OF36[(a - 1) * 6 + (b - 1)] = k
+            R21_OF36[(b - 1) * 6 + (a - 1)] = k
+            k += 1
+
+
+_init_rolls()
+
+
+cdef inline void _to_start(const double* p, int flip, double* acc, double sign) noexcept nogil:
+    """acc += sign * p, with p seen from the player on roll at the start (flip=0)
+    or from the other player (flip=1)."""
+    if flip:
+        acc[0] -= sign * p[0]
+        acc[1] += sign * p[3]
+        acc[2] += sign * p[4]
+        acc[3] += sign * p[1]
+        acc[4] += sign * p[2]
+    else:
+        acc[0] += sign * p[0]
+        acc[1] += sign * p[1]
+        acc[2] += sign * p[2]
+        acc[3] += sign * p[3]
+        acc[4] += sign * p[4]
+
+
+cdef inline void _result_to_start(const double* p, int flip, double* res) noexcept nogil:
+    """res = p seen from the player on roll at the start (p is for the player
+    on roll now: the starter when flip = 0, the other player when flip = 1)."""
+    cdef int j
+    if flip:
+        invert_probs(p, res)
+    else:
+        for j in range(5):
+            res[j] = p[j]
+
+
+cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
+                    const RolloutParams* P, double* out) noexcept nogil:
+    cdef uint8_t b[64]
+    cdef uint8_t nb[64]
+    cdef uint8_t best[21][64]
+    cdef double v[21][5]
+    cdef double mean[5]
+    cdef double res[5]
+    cdef double luck[5]
+    cdef double p[5]
+    cdef Rng rng
+    cdef int ply = 0, flip = 0, o, k, j, d1, d2
+    cdef Py_ssize_t n
+    cdef int finished = 0
+    rng_seed(&rng, P.seed, <uint64_t>trial)
+    memcpy(b, board, 50)
+    for j in range(5):
+        luck[j] = 0.0
+        res[j] = 0.0
+    # on-roll results: b always has the player to move in row 1
+    if board_class(b) == 0:
+        onroll_probs(b, P.evaluator, p)
+        _result_to_start(p, 0, res)
+        finished = 1
+    while not finished:
+        if P.early_stop and exact_probs(b, p):
+            _result_to_start(p, flip, res)
+            break
+        if (P.truncate > 0 and ply >= P.truncate) or ply >= MAX_PLIES:
+            onroll_probs(b, P.evaluator, p)
+            _result_to_start(p, flip, res)
+            break
+        if P.quasi and ply < 2:
+            if ply == 0:
+                o = P.perm[0][trial % 36]
+            else:
+                o = P.perm[1][(trial + trial // 36) % 36]
+        else:
+            o = rng_roll36(&rng)
+        d1 = o // 6 + 1
+        d2 = o % 6 + 1
+        if P.vr:
+            for k in range(21):
+                n = choose_play(g, b, R21_D1[k], R21_D2[k], P.policy, P.evaluator, best[k])
+                if n < 0:
+                    return <int>n
+                mover_probs(best[k], P.evaluator, v[k])
+            for j in range(5):
+                mean[j] = 0.0
+                for k in range(21):
+                    mean[j] += R21_W[k] * v[k][j]
+            k = R21_OF36[o]
+            for j in range(5):
+                p[j] = v[k][j] - mean[j]
+            _to_start(p, flip, luck, 1.0)
+            memcpy(b, best[k], 50)
+        else:
+            n = choose_play(g, b, d1, d2, P.policy, P.evaluator, nb)
+            if n < 0:
+                return <int>n
+            memcpy(b, nb, 50)
+        ply += 1
+        flip ^= 1
+        # b now has the player who just moved in row 0 ... and the next player on roll
+        if board_class(b) == 0:
+            onroll_probs(b, P.evaluator, p)
+            _result_to_start(p, flip, res)
+            break
+    for j in range(5):
+        out[j] = res[j] - luck[j]
+    out[5] = probs_equity(out)
+    return ply
+
+
+def make_params(uint64_t seed, int truncate, bint vr, bint quasi, int policy,
+                int evaluator, bint early_stop):
+    """The kernel's parameters as a dict (picklable, for workers)."""
+    return dict(seed=seed, truncate=truncate, vr=vr, quasi=quasi, policy=policy,
+                evaluator=evaluator, early_stop=early_stop)
+
+
+cdef void _permutations(uint64_t seed, int perm[2][36]) noexcept nogil:
+    """Seed-dependent permutations of the 36 outcomes for the first two plies
+    (Fisher-Yates on streams of their own, apart from every trial's)."""
+    cdef Rng r
+    cdef int i, j, t, ply
+    cdef uint64_t x
+    for ply in range(2):
+        rng_seed(&r, seed, 0xFFFFFFFFFFFFFF00ULL + <uint64_t>ply)
+        for i in range(36):
+            perm[ply][i] = i
+        for i in range(35, 0, -1):
+            while True:                     # uniform 0..i without modulo bias
+                x = rng_next(&r) >> 58
+                if x <= <uint64_t>i:
+                    break
+            j = <int>x
+            t = perm[ply][i]
+            perm[ply][i] = perm[ply][j]
+            perm[ply][j] = t
+
+
+def permutations(uint64_t seed):
+    """The stratification permutations of ``seed``: int32[2, 36]."""
+    cdef int perm[2][36]
+    _permutations(seed, perm)
+    return np.array([[perm[0][i] for i in range(36)], [perm[1][i] for i in range(36)]],
+                    dtype=np.int32)
+
+
+cdef void _fill(RolloutParams* P, dict d) except *:
+    P.seed = d["seed"]
+    P.truncate = d["truncate"]
+    P.vr = d["vr"]
+    P.quasi = d["quasi"]
+    P.policy = d["policy"]
+    P.evaluator = d["evaluator"]
+    P.early_stop = d["early_stop"]
+    _permutations(P.seed, P.perm)
+
+
+def run_trials(const uint8_t[:, :, ::1] starts, int64_t first, int64_t count, dict params):
+    """Trials first .. first+count-1 of every start board (common dice).
+
+    Returns ``(values float64[count, ncand, 6], plies int32[count, ncand])``.
+    Raises RuntimeError when move generation fails.
+    """
+    cdef RolloutParams P
+    _fill(&P, params)
+    cdef Py_ssize_t nc = starts.shape[0], c
+    cdef int64_t t
+    out = np.empty((count, nc, 6), dtype=np.float64)
+    plies = np.empty((count, nc), dtype=np.int32)
+    cdef double[:, :, ::1] o = out
+    cdef int[:, ::1] pl = plies
+    cdef int r, err = 0
+    cdef MoveGen g
+    if movegen_init(&g, 4096, 0) != 0:
+        raise MemoryError("move generator")
+    try:
+        with nogil:
+            for t in range(count):
+                for c in range(nc):
+                    r = play_trial(&g, &starts[c, 0, 0], first + t, &P, &o[t, c, 0])
+                    if r < 0:
+                        err = r
+                        break
+                    pl[t, c] = r
+                if err:
+                    break
+    finally:
+        movegen_free(&g)
+    if err:
+        raise RuntimeError(f"move generation failed in a rollout (code {err})")
+    return out, plies
+
+
+def selfplay_samples(int64_t ngames, uint64_t seed, int policy, int64_t first_game=0):
+    """Positions met in seeded self-play from the opening, to calibrate pubeval.
+
+    Every play made (except game-ending ones) gives a sample: its result
+    (the mover in row 0), the mover's parity (0 = the side that opened) and
+    the game.  Game g plays the random stream (seed, first_game + g), so
+    batches of games can be drawn separately.  Per game: the result for the side that made the last play and
+    that side's parity.  Returns ``(boards u1[M, 2, 25], parity u1[M],
+    game i8[M], results f8[G, 5], winner u1[G])``.
+    """
+    cdef Rng rng
+    cdef MoveGen g
+    cdef uint8_t b[64]
+    cdef uint8_t nb[64]
+    cdef double p[5]
+    cdef Py_ssize_t cap = ngames * 200 + 16, m = 0
+    cdef int64_t game
+    cdef int o, ply
+    cdef Py_ssize_t n
+    cdef int err = 0
+    boards = np.empty((cap, 2, 25), dtype=np.uint8)
+    cdef uint8_t[:, :, ::1] bd = boards
+    parity = np.empty(cap, dtype=np.uint8)
+    gid = np.empty(cap, dtype=np.int64)
+    results = np.zeros((ngames, 5), dtype=np.float64)
+    winner = np.zeros(ngames, dtype=np.uint8)
+    cdef uint8_t[::1] pa = parity
+    cdef int64_t[::1] gi = gid
+    cdef double[:, ::1] res = results
+    cdef uint8_t[::1] win = winner
+    from bgfast.position import INITIAL_BOARD
+    init = np.ascontiguousarray(INITIAL_BOARD, dtype=np.uint8)
+    cdef const uint8_t[:, ::1] ini = init
+    if movegen_init(&g, 4096, 0) != 0:
+        raise MemoryError("move generator")
+    try:
+        with nogil:
+            for game in range(ngames):
+                rng_seed(&rng, seed, <uint64_t>(first_game + game))
+                memcpy(b, &ini[0, 0], 50)
+                ply = 0
+                while ply < MAX_PLIES:
+                    o = rng_roll36(&rng)
+                    if ply == 0:
+                        while o // 6 == o % 6:     # the opening roll is never a double
+                            o = rng_roll36(&rng)
+                    n = choose_play(&g, b, o // 6 + 1, o % 6 + 1, policy, EVAL_PUBEVAL, nb)
+                    if n < 0:
+                        err = <int>n
+                        break
+                    memcpy(b, nb, 50)
+                    if board_class(b) == 0:
+                        onroll_probs(b, EVAL_PUBEVAL, p)     # the loser is on roll
+                        invert_probs(p, &res[game, 0])
+                        win[game] = ply & 1
+                        break
+                    if m < cap:
+                        memcpy(&bd[m, 0, 0], b, 50)
+                        pa[m] = ply & 1
+                        gi[m] = game
+                        m += 1
+                    ply += 1
+                if err:
+                    break
+    finally:
+        movegen_free(&g)
+    if err:
+        raise RuntimeError(f"move generation failed in self-play (code {err})")
+    return boards[:m], parity[:m], gid[:m], results, winner

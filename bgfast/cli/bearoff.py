@@ -1,0 +1,138 @@
+"""``bgfast bearoff``: build, inspect and probe bear-off databases."""
+from __future__ import annotations
+
+import re
+import sys
+import time
+
+import click
+
+from . import PositionParam, emit_json, fail, main
+from ..errors import MissingTableError
+
+
+@main.group()
+def bearoff():
+    """Bear-off and race databases (one-sided and two-sided)."""
+
+
+class _Progress:
+    """A one-line progress bar with an ETA on stderr (work units weighted by
+    cost, so ETA = elapsed * remaining / done)."""
+
+    def __init__(self, label: str, quiet: bool = False):
+        self.label = label
+        self.quiet = quiet
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if now - self.last < (0.2 if self.tty else 5.0) and done < total:
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        el = now - self.t0
+        eta = el * (1 - frac) / frac if frac > 0 else float("nan")
+        bar = "#" * int(30 * frac)
+        line = f"{self.label} [{bar:<30}] {100 * frac:5.1f}%  {el:6.0f}s elapsed  ETA {eta:6.0f}s"
+        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
+
+    def finish(self) -> None:
+        if not self.quiet and self.tty:
+            click.echo("", err=True)
+
+
+@bearoff.command("build")
+@click.option("--one-sided", "one_sided", type=int, metavar="P",
+              help="One-sided (race) table, 15 checkers on P points.")
+@click.option("--two-sided", "two_sided", metavar="6xC",
+              help="Two-sided table, up to C checkers a side on 6 points.")
+@click.option("--checkers", type=click.IntRange(1, 15), default=15, show_default=True,
+              help="Checkers of a one-sided table.")
+@click.option("--cubeful", is_flag=True, help="Two-sided: add the cubeful equities.")
+@click.option("--layout", type=click.Choice(["int16", "float32"]), default=None,
+              help="Two-sided value layout (default float32 up to 10 checkers, else int16).")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Output file (written atomically; a killed two-sided build resumes).")
+@click.option("--threads", type=int, default=None,
+              help="Threads (default 1; 2 helps on an idle machine).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, quiet, as_json):
+    """Build a database: --one-sided P or --two-sided 6xC."""
+    from .. import bearoff as bo
+
+    if (one_sided is None) == (two_sided is None):
+        raise click.UsageError("give exactly one of --one-sided P and --two-sided 6xC")
+    t0 = time.monotonic()
+    if one_sided is not None:
+        if cubeful or layout:
+            raise click.UsageError("--cubeful and --layout are for two-sided tables")
+        prog = _Progress(f"one-sided {one_sided}x{checkers}", quiet)
+        table = bo.build_one_sided(one_sided, checkers, output, progress=prog, threads=threads)
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", two_sided)
+        if not m:
+            raise click.UsageError(f"--two-sided wants 6xC, not {two_sided!r}")
+        points, c = int(m.group(1)), int(m.group(2))
+        if points != 6:
+            raise click.UsageError("two-sided tables are on 6 points")
+        prog = _Progress(f"two-sided 6x{c}{' cubeful' if cubeful else ''}", quiet)
+        table = bo.build_two_sided(c, output, cubeful=cubeful, layout=layout, progress=prog,
+                                   threads=threads)
+    prog.finish()
+    info = table.info()
+    info["seconds"] = round(time.monotonic() - t0, 3)
+    table.close()
+    if as_json:
+        emit_json(info)
+    else:
+        click.echo(f"wrote {output}: {info['kind']} {info['points']}x{info['checkers']}, "
+                   f"{info['positions']:,} positions a side, {info['seconds']} s")
+
+
+@bearoff.command("info")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--verify", is_flag=True, help="Check the data checksum even for a big file.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def info(file, verify, as_json):
+    """Describe a database file (bgfast or gnubg .bd)."""
+    from .. import bearoff as bo
+
+    with bo.open(file, verify=True if verify else None) as table:
+        data = table.info()
+    if as_json:
+        emit_json(data)
+    else:
+        for k, v in data.items():
+            click.echo(f"{k}: {v}")
+
+
+@bearoff.command("probe")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("position", type=PositionParam())
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def probe(file, position, as_json):
+    """Probe POSITION (Position ID or XGID) in FILE."""
+    from .. import bearoff as bo
+
+    with bo.open(file) as table:
+        try:
+            res = table.probe(position)
+        except MissingTableError as exc:
+            fail(str(exc), 1)
+    d = res.to_dict()
+    if as_json:
+        emit_json(d)
+        return
+    if res.probs is not None:
+        w, wg, wbg, lg, lbg = res.probs
+        click.echo(f"win {w:.6f}  win gammon {wg:.6f}  lose gammon {lg:.6f}")
+    click.echo(f"cubeless equity {res.equity:+.6f}{'' if res.exact else '  (one-sided race estimate)'}")
+    if res.cubeful:
+        for k, v in res.cubeful.items():
+            click.echo(f"cubeful ({k}) {v:+.6f}   no double {res.cubeful_no_double[k]:+.6f}")

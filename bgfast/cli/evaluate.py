@@ -1,0 +1,66 @@
+"""``bgfast evaluate``: static and n-ply evaluation, play ranking, pubeval calibration."""
+from __future__ import annotations
+
+import json as _json
+
+import click
+
+from . import DiceParam, PositionParam, emit_json, main
+
+POSITION = PositionParam()
+DICE = DiceParam()
+
+
+@main.command()
+@click.argument("position", type=POSITION)
+@click.option("--evaluator", "-e", default="composite", show_default=True,
+              help="exact, race, pubeval or composite.")
+@click.option("--plies", "-p", type=click.IntRange(0, 2), default=0, show_default=True,
+              help="Search depth (0, 1 or 2; the 21 rolls averaged per ply).")
+@click.option("--dice", "-d", type=DICE, default=None,
+              help="Rank the plays of this roll instead of evaluating the position.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def evaluate(position, evaluator, plies, dice, as_json):
+    """Evaluate POSITION for the player on roll, or rank its plays for --dice."""
+    from ..evaluate import PROB_NAMES, equity, evaluate_ply, get_evaluator, rank_plays
+
+    ev = get_evaluator(evaluator)
+    if dice is not None:
+        ranked = rank_plays(position, dice[0], dice[1], plies=plies, evaluator=ev)
+        if as_json:
+            emit_json({"position_id": position.position_id(), "dice": list(dice),
+                       "evaluator": ev.name, "plies": plies,
+                       "plays": [r.to_dict() for r in ranked]})
+            return
+        if not ranked:
+            click.echo("no legal play")
+        for i, r in enumerate(ranked, 1):
+            probs = " ".join(f"{x:.3f}" for x in r.probs)
+            click.echo(f"{i:3d}. {r.play.notation:<28} {r.equity:+.4f}  {probs}  ({r.plies}-ply)")
+        return
+    p = evaluate_ply(position.board[None], plies, ev)[0]
+    eq = float(equity(p))
+    doc = {"position_id": position.position_id(), "evaluator": ev.name, "plies": plies,
+           **{k: float(v) for k, v in zip(PROB_NAMES, p)}, "equity": eq}
+    if as_json:
+        emit_json(doc)
+    else:
+        click.echo(" ".join(f"{k}={doc[k]:.4f}" for k in PROB_NAMES) + f" equity={eq:+.4f}")
+
+
+@main.command("calibrate-pubeval")
+@click.option("--games", type=click.IntRange(10), default=20000, show_default=True)
+@click.option("--seed", type=int, default=20261129, show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the calibration JSON here (default: stdout).")
+def calibrate(games, seed, output):
+    """Fit pubeval's score -> probabilities map on seeded self-play."""
+    from ..evaluate import fit_pubeval_calibration
+
+    doc = fit_pubeval_calibration(games, seed)
+    if output:
+        with open(output, "w") as fh:
+            _json.dump(doc, fh, indent=1)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        emit_json(doc)

@@ -1,0 +1,83 @@
+"""``bgfast rollout``: cubeless rollouts on local cores or a Ray cluster."""
+from __future__ import annotations
+
+import click
+
+from . import DiceParam, PositionParam, emit_json, main
+
+POSITION = PositionParam()
+DICE = DiceParam()
+
+
+@main.command()
+@click.argument("position", type=POSITION)
+@click.option("--trials", "-n", type=click.IntRange(1), default=1296, show_default=True,
+              help="Games per position (the maximum with --stderr).")
+@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True)
+@click.option("--truncate", "-t", type=click.IntRange(0), default=0, show_default=True,
+              help="Evaluate after this many plies (0 = play to the end).")
+@click.option("--vr/--no-vr", default=True, show_default=True, help="Luck adjustment.")
+@click.option("--quasi/--no-quasi", default=True, show_default=True,
+              help="Stratified first two rolls.")
+@click.option("--early-stop/--no-early-stop", default=True, show_default=True,
+              help="Stop with exact values inside the two-sided bear-off table.")
+@click.option("--policy", type=click.Choice(["pubeval", "evaluator"]), default="pubeval",
+              show_default=True, help="Who plays: pubeval, or the best equity by --evaluator.")
+@click.option("--evaluator", "-e", default="composite", show_default=True,
+              help="Evaluator for luck, truncation and the evaluator policy: composite, "
+                   "pubeval or a registered kernel evaluator.")
+@click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop once the equity's standard error is at most this.")
+@click.option("--dice", "-d", type=DICE, default=None,
+              help="Roll out every play of this roll (common dice) instead.")
+@click.option("--all-rolls", is_flag=True,
+              help="Roll out the policy's play for each of the 21 rolls (common dice).")
+@click.option("--max-plays", type=click.IntRange(1), default=None,
+              help="With --dice: only the best plays by 0-ply ranking.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Worker processes (default: every core).")
+@click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
+              show_default=True)
+@click.option("--address", default=None, help="Ray cluster address (with --backend ray).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
+            stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
+    """Roll out POSITION (cubeless) and print the 5 probabilities and the
+    equity for the player on roll, with standard errors."""
+    from ..rollout import (OUTPUT_NAMES, RolloutSettings, rollout as run, rollout_opening_rolls,
+                           rollout_plays)
+
+    s = RolloutSettings(trials=trials, seed=seed, truncate=truncate, variance_reduction=vr,
+                        quasi_random=quasi, early_stop=early_stop, policy=policy, evaluator=evaluator,
+                        stderr_target=stderr_target, jobs=jobs, backend=backend, address=address)
+    if all_rolls:
+        rolls, results = rollout_opening_rolls(s, position=position)
+        avg = sum((1 if a == b else 2) * r.equity for (a, b), r in zip(rolls, results)) / 36
+        if as_json:
+            emit_json({"position_id": position.position_id(), "average_equity": avg,
+                       "rolls": [r.to_dict() for r in results]})
+            return
+        for r in results:
+            click.echo(f"{r.label}  {r.equity:+.4f} ± {r.stderr['equity']:.4f}  win {r.mean['win']:.4f}")
+        click.echo(f"average over the 36 rolls: {avg:+.4f}")
+        return
+    if dice is not None:
+        results = rollout_plays(position, dice[0], dice[1], s, max_plays=max_plays)
+        if as_json:
+            emit_json({"position_id": position.position_id(), "dice": list(dice),
+                       "plays": [r.to_dict() for r in results]})
+            return
+        if not results:
+            click.echo("no legal play")
+        for i, r in enumerate(results, 1):
+            click.echo(f"{i:3d}. {r.label:<28} {r.equity:+.4f} ± {r.stderr['equity']:.4f}"
+                       f"  win {r.mean['win']:.4f}  games {r.games}")
+        return
+    r = run(position, s)
+    if as_json:
+        emit_json(r.to_dict())
+        return
+    click.echo(f"{'':16}{'mean':>9}{'stderr':>9}")
+    for k in OUTPUT_NAMES:
+        click.echo(f"{k:<16}{r.mean[k]:9.4f}{r.stderr[k]:9.4f}")
+    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {policy}")

@@ -1,0 +1,316 @@
+"""Evaluators: pubeval against gnubg-nn, bear-off tables, n-ply, move choice."""
+import numpy as np
+import pytest
+
+from bgfast import _evaluate, evaluate
+from bgfast.errors import BgfastError, InvalidDiceError, InvalidPositionError
+from bgfast.evaluate import (PROB_NAMES, equity, evaluate_ply, get_evaluator, invert,
+                             pubeval_score, rank_plays)
+from bgfast.movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays
+from bgfast.position import Position, PositionClass, classify_boards
+
+
+def _games(n_games, seed, plies=200):
+    """Boards met in seeded pubeval self-play (player on roll in row 1)."""
+    rng = np.random.default_rng(seed)
+    ev = get_evaluator("pubeval")
+    b = np.repeat(Position.initial().board[None], n_games, axis=0)
+    seen = []
+    for _ in range(plies):
+        live = classify_boards(b) != PositionClass.OVER
+        if not live.any():
+            break
+        b = b[live]
+        seen.append(b.copy())
+        dice = rng.integers(1, 7, size=(b.shape[0], 2))
+        _c, b = ev.choose(b, dice)
+    return np.concatenate(seen)
+
+
+@pytest.fixture(scope="module")
+def boards():
+    return _games(60, 11)
+
+
+def _reference_score(board, weights):
+    """pubeval written from the README, in plain Python (row 0 = us)."""
+    contact = classify_boards(board[None])[0] == PositionClass.CONTACT
+    w = weights["contact" if contact else "race"]
+    x = np.zeros(122)
+    for k in range(24):
+        p = 24 - k
+        n = int(board[0, p - 1]) - int(board[1, 24 - p])
+        if n == -1:
+            x[5 * k] = 1
+        if n == 1:
+            x[5 * k + 1] = 1
+        if n >= 2:
+            x[5 * k + 2] = 1
+        if n == 3:
+            x[5 * k + 3] = 1
+        if n >= 4:
+            x[5 * k + 4] = (n - 3) / 2
+    x[120] = board[1, 24] / 2          # + opponent's bar (see the notes on the sign)
+    x[121] = (15 - board[0].sum()) / 15
+    return float(x @ w)
+
+
+def _gnubg(board):
+    return [[int(v) for v in board[0]], [int(v) for v in board[1]]]
+
+
+def test_weights_come_from_the_data_file():
+    w = evaluate.pubeval_weights()
+    assert w["race"].shape == (122,) and w["contact"].shape == (122,)
+    assert not np.allclose(w["race"], w["contact"])
+
+
+def test_pubeval_matches_gnubg_nn(gnubg_nn, boards):
+    results = boards[classify_boards(boards) != PositionClass.OVER][:3000]
+    # the scores of a play's result: swap the boards so that row 0 is "us"
+    res = np.ascontiguousarray(results[:, ::-1, :])
+    res = res[classify_boards(res) != PositionClass.OVER]
+    ours = pubeval_score(res)
+    theirs = np.array([gnubg_nn.pub_eval_score(_gnubg(b)) for b in res])
+    assert len(res) > 2000
+    assert np.abs(ours - theirs).max() < 1e-4       # gnubg computes in float32
+    assert (classify_boards(res) == PositionClass.CONTACT).any()
+    assert (classify_boards(res) == PositionClass.RACE).any()
+
+
+def test_pubeval_matches_reference(boards):
+    w = evaluate.pubeval_weights()
+    res = np.ascontiguousarray(boards[::7, ::-1, :])
+    res = res[classify_boards(res) != PositionClass.OVER]
+    ours = pubeval_score(res)
+    ref = np.array([_reference_score(b, w) for b in res])
+    np.testing.assert_allclose(ours, ref, atol=1e-9)
+
+
+def _apply_gnubg_move(board, mv):
+    b = board.copy()
+    for f, t in zip(mv[::2], mv[1::2]):
+        b[1, f] -= 1
+        if t >= 0:
+            b[1, t] += 1
+            if b[0, 23 - t] == 1:
+                b[0, 23 - t] = 0
+                b[0, 24] += 1
+    return b[::-1].copy()
+
+
+def test_pubeval_move_choice_matches_gnubg_nn(gnubg_nn, boards):
+    rng = np.random.default_rng(3)
+    sample = boards[rng.choice(len(boards), 1500, replace=False)]
+    dice = rng.integers(1, 7, size=(len(sample), 2))
+    counts, ours = get_evaluator("pubeval").choose(sample, dice)
+    checked = 0
+    for b, d, c, r in zip(sample, dice, counts, ours):
+        if c <= 1:
+            continue
+        mv = gnubg_nn.pub_best_move(_gnubg(b), int(d[0]), int(d[1]))
+        assert np.array_equal(_apply_gnubg_move(b, mv), r), (b, d)
+        checked += 1
+    assert checked > 1000
+
+
+def test_kernel_classes_match_position(boards):
+    assert np.array_equal(_evaluate.board_classes(boards), classify_boards(boards))
+
+
+def test_probabilities_are_consistent(boards):
+    for name in ("pubeval", "composite"):
+        p = get_evaluator(name).evaluate_batch(boards)
+        assert p.shape == (len(boards), 5)
+        assert (p >= 0).all() and (p <= 1).all()
+        assert (p[:, 1] <= p[:, 0] + 1e-12).all() and (p[:, 2] <= p[:, 1] + 1e-12).all()
+        assert (p[:, 3] <= 1 - p[:, 0] + 1e-12).all() and (p[:, 4] <= p[:, 3] + 1e-12).all()
+        np.testing.assert_allclose(equity(p), 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4])
+    e = get_evaluator("composite").evaluate(Position(boards[5]))
+    assert e.to_dict()["equity"] == pytest.approx(e.equity)
+    assert set(PROB_NAMES) <= set(e.to_dict())
+
+
+def test_invert_is_an_involution():
+    p = np.array([0.6, 0.2, 0.05, 0.1, 0.01])
+    np.testing.assert_allclose(invert(invert(p)), p)
+    assert equity(invert(p)) == pytest.approx(-equity(p))
+
+
+def test_finished_games_are_exact():
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, 0] = 1                 # on roll: one checker left; opponent has borne off all
+    p = get_evaluator("composite").evaluate_batch(b[None])[0]
+    np.testing.assert_array_equal(p, [0, 0, 0, 0, 0])
+    b[1, 0] = 0
+    b[1, 20] = 14
+    b[1, 24] = 1                # 15 left, one on the bar: backgammon
+    p = get_evaluator("composite").evaluate_batch(b[None])[0]
+    np.testing.assert_array_equal(p, [0, 0, 0, 1, 1])
+
+
+def _bearoff_boards(rng, n, max_checkers, min_checkers=1):
+    out = np.zeros((n, 2, 25), dtype=np.uint8)
+    for i in range(n):
+        for side in range(2):
+            k = rng.integers(min_checkers, max_checkers + 1)
+            for pt in rng.integers(0, 6, size=k):
+                out[i, side, pt] += 1
+    return out
+
+
+def test_exact_evaluator_matches_bearoff_table():
+    from bgfast import bearoff
+
+    rng = np.random.default_rng(5)
+    b = _bearoff_boards(rng, 300, 6)
+    ours = get_evaluator("exact").evaluate_batch(b)
+    ref = bearoff.default_two_sided().probe_batch(b)
+    assert ref["inside"].all()
+    np.testing.assert_allclose(equity(ours), ref["equity"], atol=1e-9)
+    assert get_evaluator("exact").covers(b).all()
+    big = _bearoff_boards(rng, 3, 15, 10)
+    assert not get_evaluator("exact").covers(big).any()
+    with pytest.raises(InvalidPositionError):
+        get_evaluator("exact").evaluate_batch(big)
+
+
+def test_race_kernel_matches_one_sided_convolution():
+    """The C convolution (used in rollouts) against bgfast.bearoff's numpy one."""
+    from bgfast import bearoff
+
+    rng = np.random.default_rng(6)
+    b = _bearoff_boards(rng, 300, 15, 7)
+    b[:40, 0, :6] = 0
+    b[:40, 0, 3] = 15            # gammon chances on both sides
+    b[:20, 1, :6] = 0
+    b[:20, 1, 2] = 3
+    b[40:80, 1, :6] = 0
+    b[40:80, 1, 5] = 15
+    b[40:60, 0, :6] = 0
+    b[40:60, 0, 1] = 2
+    ours = get_evaluator("composite").evaluate_batch(b)
+    ref = bearoff.default_one_sided().probe_batch(b)["probs"]
+    np.testing.assert_allclose(ours, ref, atol=2e-6)
+    np.testing.assert_allclose(get_evaluator("race").evaluate_batch(b), ref, atol=1e-12)
+    assert ours[:20, 1].max() > 0.1 and ours[40:60, 3].max() > 0.1
+
+
+def test_one_ply_is_the_average_over_21_rolls(boards):
+    ev = get_evaluator("composite")
+    cls = classify_boards(boards)
+    b = np.concatenate([boards[[3, 40, 400]], boards[cls == PositionClass.BEAROFF][:2]])
+    got = evaluate_ply(b, 1, ev)
+    for i, board in enumerate(b):
+        acc = np.zeros(5)
+        for (d1, d2), w in zip(ALL_ROLLS, ROLL_WEIGHTS):
+            plays = legal_plays(Position(board), int(d1), int(d2))
+            if plays:
+                res = np.stack([p.position.board for p in plays])
+                chosen = res[int(np.argmax(-equity(ev.evaluate_batch(res))))]
+            else:
+                chosen = board[::-1].copy()
+            acc += w * invert(ev.evaluate_batch(chosen[None])[0])
+        np.testing.assert_allclose(got[i], acc / 36, atol=1e-12)
+
+
+def test_two_ply_ranking_filters_and_orders():
+    pos = Position.initial()
+    r0 = rank_plays(pos, 3, 1, plies=0)
+    r2 = rank_plays(pos, 3, 1, plies=2, keep=3, window=10.0)
+    assert len(r0) == len(r2) == len(legal_plays(pos, 3, 1))
+    assert [r.plies for r in r2[:3]] == [2, 2, 2] and all(r.plies == 0 for r in r2[3:])
+    eqs = [r.equity for r in r2[:3]]
+    assert eqs == sorted(eqs, reverse=True)
+    assert r0[0].play.notation == "8/5 6/5"
+    assert evaluate.best_play(pos, 3, 1).notation == "8/5 6/5"
+
+
+def test_bad_input():
+    with pytest.raises(InvalidDiceError):
+        rank_plays(Position.initial(), 7, 1)
+    with pytest.raises(BgfastError):
+        get_evaluator("nope")
+    with pytest.raises(ValueError):
+        evaluate_ply(Position.initial().board[None], -1)
+
+
+def test_register_evaluator_slot():
+    class Coin(evaluate.Evaluator):
+        name = "coin"
+
+        def evaluate_batch(self, boards):
+            n = np.asarray(boards).shape[0]
+            return np.tile([0.5, 0, 0, 0, 0], (n, 1)).astype(float)
+
+    evaluate.register_evaluator("coin", Coin)
+    assert "coin" in evaluate.evaluator_names()
+    # a Python evaluator works with the generic move choice and n-ply
+    v = evaluate_ply(Position.initial().board[None], 1, "coin")
+    np.testing.assert_allclose(v, [[0.5, 0, 0, 0, 0]])
+    assert rank_plays(Position.initial(), 6, 5, evaluator="coin")
+
+
+def test_calibration_beats_a_constant():
+    doc = evaluate.fit_pubeval_calibration(games=300, seed=9)
+    for cls in ("race", "contact"):
+        assert doc[cls + "_samples"] > 100
+    # log-loss of the win estimate well below the coin's log(2)
+    assert doc["contact_logloss"]["win"] < 0.66
+    assert doc["race_logloss"]["win"] < 0.4
+
+
+def test_cli_evaluate():
+    from click.testing import CliRunner
+    import json
+
+    from bgfast.cli import main
+
+    r = CliRunner().invoke(main, ["evaluate", "4HPwATDgc/ABMA", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["equity"] == pytest.approx(equity([doc[k] for k in PROB_NAMES]))
+    r = CliRunner().invoke(main, ["evaluate", "4HPwATDgc/ABMA", "-d", "31", "-p", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["plays"][0]["play"] == "8/5 6/5"
+    r = CliRunner().invoke(main, ["evaluate", "4HPwATDgc/ABMA", "-e", "nope"])
+    assert r.exit_code == 2
+
+
+def test_pubeval_alone_and_composite_differ_only_where_tables_apply(boards):
+    pub = get_evaluator("pubeval").evaluate_batch(boards)
+    comp = get_evaluator("composite").evaluate_batch(boards)
+    cls = classify_boards(boards)
+    table = cls == PositionClass.BEAROFF
+    np.testing.assert_array_equal(pub[~table], comp[~table])
+    assert table.any() and (np.abs(pub[table] - comp[table]).max(axis=1) > 1e-6).mean() > 0.9
+    cal = evaluate.calibration()
+    assert cal.shape == (2, 5, len(_evaluate.CAL_FEATURES))
+    # a higher score means more wins for the mover, in both classes
+    assert (cal[:, 0, 0] > 0).all()
+
+
+def test_missing_bearoff_tables_degrade_gracefully(monkeypatch):
+    from bgfast import bearoff
+    from bgfast.errors import DatabaseError
+
+    def broken(*a, **k):
+        raise OSError("read-only cache")
+
+    monkeypatch.setattr(evaluate, "_TABLES", None)
+    monkeypatch.setattr(evaluate, "_TABLE_ERROR", None)
+    monkeypatch.setattr(bearoff, "default_one_sided", broken)
+    with pytest.warns(RuntimeWarning, match="bear-off tables unavailable"):
+        evaluate._ensure_tables()
+    home = np.zeros((1, 2, 25), dtype=np.uint8)
+    home[0, :, 0] = 2
+    with pytest.raises(DatabaseError):
+        get_evaluator("race").evaluate_batch(home)
+    with pytest.raises(DatabaseError):
+        get_evaluator("exact").covers(home)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        evaluate._ensure_tables()        # tried once only: no second warning
+    assert not seen

@@ -1,0 +1,356 @@
+"""Rollouts: determinism, exactness in bear-offs, variance reduction, backends."""
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from bgfast import bearoff
+from bgfast.errors import BgfastError
+from bgfast.evaluate import equity, evaluate_ply, get_evaluator, install_bearoff_tables
+from bgfast.position import Position
+from bgfast.rollout import (OUTPUT_NAMES, RolloutSettings, rollout, rollout_opening_rolls,
+                            rollout_plays, run_chunk)
+
+INITIAL = Position.initial()
+
+
+def _bearoff(on_roll, opponent):
+    """Board from home-board counts (points 1..6) of the player on roll and the opponent."""
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, :6] = on_roll
+    b[0, :6] = opponent
+    return Position(b)
+
+
+BEAROFFS = [
+    _bearoff([0, 1, 1, 0, 1, 1], [1, 0, 1, 1, 1, 0]),
+    _bearoff([2, 0, 0, 1, 0, 2], [0, 1, 1, 1, 1, 1]),
+    _bearoff([0, 0, 0, 0, 0, 3], [1, 1, 0, 0, 0, 0]),
+]
+
+
+def _exact(pos):
+    return bearoff.default_two_sided().probe(pos).equity
+
+
+def test_same_seed_same_bits_other_seed_differs():
+    s = RolloutSettings(trials=200, seed=7, jobs=1)
+    a, b = rollout(INITIAL, s), rollout(INITIAL, s)
+    assert a.mean == b.mean and a.stderr == b.stderr
+    c = rollout(INITIAL, s, seed=8)
+    assert c.mean != a.mean
+
+
+def test_bit_identical_across_job_counts_and_chunks():
+    base = RolloutSettings(trials=300, seed=3, variance_reduction=False)
+    serial = rollout(INITIAL, base, jobs=1, backend="serial")
+    for jobs, chunk in ((1, 7), (2, 50), (2, 300)):
+        r = rollout(INITIAL, base, jobs=jobs, chunk=chunk, backend="local")
+        assert r.mean == serial.mean and r.stderr == serial.stderr
+    vr = RolloutSettings(trials=40, seed=3)
+    assert rollout(INITIAL, vr, jobs=2, chunk=9).mean == rollout(INITIAL, vr, jobs=1).mean
+
+
+def test_per_trial_values_do_not_depend_on_the_split():
+    params = RolloutSettings(seed=11, variance_reduction=False).kernel_params()
+    starts = INITIAL.board[None].copy()
+    whole, _ = run_chunk(starts, 0, 100, params)
+    parts = np.concatenate([run_chunk(starts, a, 25, params)[0] for a in (0, 25, 50, 75)])
+    assert np.array_equal(whole, parts)
+
+
+@pytest.mark.parametrize("pos", BEAROFFS, ids=lambda p: p.position_id())
+def test_bearoff_rollout_agrees_with_exact(pos):
+    # the evaluator policy plays the bear-off perfectly (exact table)
+    r = rollout(pos, trials=1500, seed=5, jobs=1, policy="evaluator",
+                variance_reduction=False, early_stop=False)
+    exact = _exact(pos)
+    assert r.stderr["equity"] > 0.005      # the games were really played
+    assert abs(r.equity - exact) < 3 * r.stderr["equity"]
+
+
+def test_luck_adjustment_with_exact_values_leaves_no_variance():
+    # exact evaluator + perfect play: the adjusted result telescopes to the exact value
+    pos = BEAROFFS[1]
+    r = rollout(pos, trials=200, seed=5, jobs=1, policy="evaluator", early_stop=False)
+    assert abs(r.equity - _exact(pos)) < 2e-3
+    assert r.stderr["equity"] < 1e-3
+    plain = rollout(pos, trials=200, seed=5, jobs=1, policy="evaluator", early_stop=False,
+                    variance_reduction=False)
+    assert plain.stderr["equity"] > 20 * r.stderr["equity"]
+
+
+def test_early_stop_inside_the_two_sided_table():
+    pos = BEAROFFS[0]
+    r = rollout(pos, trials=50, seed=1, jobs=1)
+    assert r.average_plies == 0 and r.stderr["equity"] == 0
+    assert r.equity == pytest.approx(_exact(pos), abs=1e-9)
+    # a bigger bear-off reaches the table after a few plies
+    big = _bearoff([3, 3, 2, 2, 2, 3], [2, 2, 3, 3, 3, 2])
+    r = rollout(big, trials=100, seed=1, jobs=1, variance_reduction=False)
+    assert 0 < r.average_plies < 12
+
+
+def test_variance_reduction_lowers_the_standard_error():
+    s = RolloutSettings(trials=648, seed=21, jobs=1)
+    plain = rollout(INITIAL, s, variance_reduction=False)
+    vr = rollout(INITIAL, s)
+    ratio = vr.stderr["equity"] / plain.stderr["equity"]
+    assert ratio < 0.85, ratio
+    assert abs(vr.equity - plain.equity) < 3 * plain.stderr["equity"]
+
+
+def test_truncation_after_one_ply_is_the_one_ply_evaluation():
+    # 36 quasi-random trials see every first roll once: the mean is the 1-ply value
+    board = Position.from_position_id("4HPwATDgc/ABMA").board
+    r = rollout(Position(board), trials=36, seed=4, jobs=1, truncate=1, variance_reduction=False,
+                policy="evaluator")
+    v = evaluate_ply(board[None], 1, get_evaluator("composite"))[0]
+    np.testing.assert_allclose([r.mean[k] for k in OUTPUT_NAMES[:5]], v, atol=1e-12)
+    assert r.average_plies == 1
+    r2 = rollout(Position(board), trials=20, seed=4, jobs=1, truncate=3)
+    assert r2.average_plies == 3
+
+
+def test_quasi_random_first_roll_is_stratified():
+    # with truncation at 1 ply and 36 trials, quasi-random gives the same mean for every seed
+    a = rollout(INITIAL, trials=36, seed=1, jobs=1, truncate=1, variance_reduction=False)
+    b = rollout(INITIAL, trials=36, seed=2, jobs=1, truncate=1, variance_reduction=False)
+    assert a.equity == pytest.approx(b.equity, abs=1e-12)
+    c = rollout(INITIAL, trials=36, seed=1, jobs=1, truncate=1, variance_reduction=False,
+                quasi_random=False)
+    d = rollout(INITIAL, trials=36, seed=2, jobs=1, truncate=1, variance_reduction=False,
+                quasi_random=False)
+    assert c.equity != pytest.approx(d.equity, abs=1e-6)
+
+
+def test_stderr_stopping_rule():
+    r = rollout(INITIAL, trials=100000, seed=2, jobs=1, stderr_target=0.06, batch=72,
+                min_trials=72, variance_reduction=False)
+    assert r.games < 100000 and r.games % 72 == 0
+    assert r.stderr["equity"] <= 0.06
+
+
+def test_candidate_plays_share_dice():
+    s = RolloutSettings(trials=72, seed=9, jobs=1, variance_reduction=False)
+    res = rollout_plays(INITIAL, 3, 1, s, max_plays=3)
+    assert len(res) == 3
+    assert [r.equity for r in res] == sorted((r.equity for r in res), reverse=True)
+    for r in res:
+        alone = rollout(Position.from_position_id(r.position), s)
+        # the same trials: the play's value is minus its result's value
+        assert r.equity == pytest.approx(-alone.equity, abs=1e-12)
+        assert r.mean["win"] == pytest.approx(1 - alone.mean["win"], abs=1e-12)
+
+
+def test_all_21_rolls():
+    rolls, res = rollout_opening_rolls(trials=36, seed=1, jobs=1, truncate=1,
+                                       variance_reduction=False)
+    assert len(rolls) == len(res) == 21
+    assert {r.label for r in res} == {f"{a}{b}" for a, b in rolls}
+
+
+def test_result_json():
+    r = rollout(INITIAL, games=30, seed=1, jobs=1)
+    doc = json.loads(r.to_json())
+    assert doc["games"] == 30 and doc["policy"] == "pubeval"
+    assert set(doc["mean"]) == set(OUTPUT_NAMES) == set(doc["stderr"])
+    probs = [doc["mean"][k] for k in OUTPUT_NAMES[:5]]
+    assert doc["mean"]["equity"] == pytest.approx(float(equity(probs)))
+
+
+def test_bad_settings():
+    for kw in ({"trials": 0}, {"policy": "x"}, {"backend": "x"}, {"jobs": 0},
+               {"truncate": -1}, {"seed": -1}, {"stderr_target": 0}, {"evaluator": "exact"},
+               {"retries": -1}):
+        with pytest.raises(BgfastError):
+            RolloutSettings(**kw)
+    with pytest.raises(BgfastError):
+        rollout(INITIAL, games=10, trials=10)
+
+
+def test_cli_rollout():
+    from click.testing import CliRunner
+
+    from bgfast.cli import main
+
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["games"] == 36
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1", "-d", "31",
+                                  "--max-plays", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(r.output)["plays"]) == 2
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1", "-t", "1",
+                                  "--all-rolls", "--json"])
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(r.output)["rolls"]) == 21
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1"])
+    assert r.exit_code == 0 and "equity" in r.output
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1", "-e", "pubeval",
+                                  "--policy", "evaluator", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["settings"]["evaluator"] == "pubeval"
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-e", "nope"])
+    assert r.exit_code == 2 and "nope" in r.output
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "--backend", "nope"])
+    assert r.exit_code == 2
+
+
+def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")
+    import bgfast.rollout as ro
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        s = RolloutSettings(trials=120, seed=13, chunk=25, variance_reduction=False)
+        a = rollout(INITIAL, s, backend="ray")
+        b = rollout(INITIAL, s, jobs=1)
+        assert a.mean == b.mean and a.stderr == b.stderr and a.games == 120
+
+        # every task fails on its first attempt (Ray's own retries off): the
+        # driver resubmits and the merged result is still the same
+        marker = str(tmp_path)
+
+        @ray.remote(max_retries=0)
+        def flaky(starts, first, count, params):
+            import os
+
+            path = os.path.join(marker, f"chunk{first}")
+            if not os.path.exists(path):
+                open(path, "w").close()
+                raise RuntimeError("injected failure")
+            return ro.run_chunk(starts, first, count, params)
+
+        monkeypatch.setattr(ro, "_ray_remote", lambda: (ray, flaky))
+        c = rollout(INITIAL, s, backend="ray")
+        assert c.mean == b.mean and c.stderr == b.stderr
+        assert len(list(tmp_path.iterdir())) == 5
+        with pytest.raises(ray.exceptions.RayError):
+            for f in tmp_path.iterdir():
+                f.unlink()
+            rollout(INITIAL, s, backend="ray", retries=0)
+    finally:
+        ray.shutdown()
+
+
+def _policy_value(board, memo):
+    """Exact expectation of the 'evaluator' policy's game from a small race:
+    the average over the 21 rolls of the policy's play (the kernel's own
+    choice), down to the exact two-sided table."""
+    from bgfast import _evaluate
+    from bgfast.evaluate import invert
+    from bgfast.movegen import ALL_ROLLS, ROLL_WEIGHTS
+
+    key = board.tobytes()
+    if key in memo:
+        return memo[key]
+    ts = bearoff.default_two_sided()
+    pr = ts.probe_batch(board[None])
+    if pr["inside"][0]:
+        v = pr["probs"][0]
+    elif board[0].sum() == 0 or board[1].sum() == 0:
+        v = get_evaluator("composite").evaluate_batch(board[None])[0]
+    else:
+        rep = np.ascontiguousarray(np.repeat(board[None], 21, axis=0))
+        _c, res = _evaluate.choose_plays(rep, np.ascontiguousarray(ALL_ROLLS), 1, 0)
+        v = sum(w * invert(_policy_value(r, memo)) for w, r in zip(ROLL_WEIGHTS, res)) / 36
+    memo[key] = v
+    return v
+
+
+@pytest.mark.parametrize("rows", [
+    ([0, 1, 0, 0, 0, 0, 0, 1, 0], [0, 0, 1, 1, 0, 1]),
+    ([1, 0, 0, 0, 0, 1, 0, 0, 1], [0, 1, 0, 0, 2, 0, 0, 1]),
+])
+def test_race_rollout_agrees_with_exact_policy_value(rows):
+    on_roll, opp = rows
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, :len(on_roll)] = on_roll
+    b[0, :len(opp)] = opp
+    pos = Position(b)
+    assert pos.classify().name == "RACE"
+    install_bearoff_tables()       # the kernel's choice uses the tables, as in rollouts
+    exact = _policy_value(b, {})
+    r = rollout(pos, trials=1500, seed=8, jobs=1, policy="evaluator", variance_reduction=False)
+    assert r.stderr["equity"] > 0.002 and r.average_plies >= 1
+    assert abs(r.equity - float(equity(exact))) < 3 * r.stderr["equity"]
+    vr = rollout(pos, trials=300, seed=8, jobs=1, policy="evaluator")
+    assert abs(vr.equity - float(equity(exact))) < 3 * max(vr.stderr["equity"], 1e-3)
+
+
+def test_luck_adjustment_is_unbiased_in_contact():
+    # same seed: the same games with and without VR, so the per-trial
+    # difference is the summed luck, whose expectation is zero
+    pos = Position.from_position_id("4HPwATDgc/ABMA")
+    starts = np.ascontiguousarray(np.stack([pos.board, INITIAL.board]))
+    base = RolloutSettings(seed=17, early_stop=False)
+    plain, pp = run_chunk(starts, 0, 400, replace(base, variance_reduction=False).kernel_params())
+    vr, pv = run_chunk(starts, 0, 400, base.kernel_params())
+    assert np.array_equal(pp, pv)                 # identical games
+    luck = plain[:, :, 5] - vr[:, :, 5]
+    assert (np.abs(luck).mean(axis=0) > 0.1).all()
+    se = luck.std(axis=0, ddof=1) / np.sqrt(len(luck))
+    assert (np.abs(luck.mean(axis=0)) < 3 * se).all()
+    # the raw results are game outcomes: each probability is 0 or 1
+    assert set(np.unique(plain[:, :, :5])) <= {0.0, 1.0}
+
+
+def test_local_pool_survives_a_dead_worker():
+    import os
+    import signal
+    import time
+
+    import bgfast.rollout as ro
+
+    s = RolloutSettings(trials=120, seed=6, jobs=2, chunk=20, variance_reduction=False)
+    first = rollout(INITIAL, s)
+    pool = ro._POOLS[2]
+    victim = next(iter(pool._processes))
+    os.kill(victim, signal.SIGKILL)
+    time.sleep(0.2)
+    again = rollout(INITIAL, s)
+    assert again.mean == first.mean
+    assert ro._POOLS[2] is not pool
+
+
+def test_stratification_permutations():
+    from bgfast import _rollout
+
+    a, b = _rollout.permutations(5), _rollout.permutations(6)
+    for p in (a, b):
+        assert p.shape == (2, 36)
+        assert all(sorted(row) == list(range(36)) for row in p)
+    assert (a != b).any() and (a[0] != a[1]).any()
+    assert np.array_equal(a, _rollout.permutations(5))
+
+
+def test_registered_kernel_evaluator_slot():
+    from bgfast import _evaluate
+    from bgfast.rollout import KERNEL_EVALUATORS, register_kernel_evaluator
+
+    with pytest.raises(BgfastError):
+        register_kernel_evaluator("mine", 5)          # nothing registered there
+    with pytest.raises(ValueError):
+        _evaluate.alias_slot(1, 0)                    # built-in slots are fixed
+    _evaluate.alias_slot(5, 1)                        # pubeval alone, through the slot path
+    try:
+        register_kernel_evaluator("mine", 5)
+        boards = np.ascontiguousarray(np.stack([INITIAL.board, BEAROFFS[0].board]))
+        np.testing.assert_allclose(_evaluate.evaluate_probs(boards, 5),
+                                   _evaluate.evaluate_probs(boards, 1), atol=1e-15)
+        s = RolloutSettings(trials=60, seed=3, jobs=1, policy="evaluator")
+        a = rollout(INITIAL, s, evaluator="mine")
+        b = rollout(INITIAL, s, evaluator="pubeval")
+        c = rollout(INITIAL, s, evaluator="composite")
+        # the slot path evaluates for the player on roll and inverts (1 - (1 - x)):
+        # equal up to rounding, while the composite evaluator really differs
+        assert a.mean == pytest.approx(b.mean, abs=1e-12) and a.mean != pytest.approx(c.mean, abs=1e-6)
+        with pytest.raises(BgfastError):
+            register_kernel_evaluator("composite", 5)
+    finally:
+        register_kernel_evaluator("mine", None)
+        _evaluate.alias_slot(5, -1)
+    assert "mine" not in KERNEL_EVALUATORS and not _evaluate.slot_registered(5)
