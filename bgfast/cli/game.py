@@ -347,21 +347,45 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
               help="The Crawford rule in matches.")
 @click.option("--max-cube", type=int, default=64, show_default=True,
               help="Cube limit (a power of two; 0 = none).")
+@click.option("--jacoby", is_flag=True, help="Money play: the Jacoby rule.")
+@click.option("--beaver", is_flag=True, help="Money play: beavers allowed.")
+@click.option("--raccoon", is_flag=True, help="Money play: raccoons allowed (with --beaver).")
+@click.option("--auto-doubles", type=click.IntRange(0, 10), default=0, show_default=True,
+              help="Money play: automatic doubles on equal opening throws (limit).")
+@click.option("--watch", is_flag=True,
+              help="Computer against computer: X plays at the --opponent level too "
+                   "(unless --you names another level).")
 @click.option("--seed", type=int, default=None, help="Seed for the dice (same seed, same dice).")
 @click.option("--names", default=None, help="Player names as 'NAME_X,NAME_O'.")
 @click.option("--save", type=click.Path(dir_okay=False), default=None,
-              help="Write the match to this .mat file at the end (or on quit).")
+              help="Save the match at the end or on quit: FILE.mat as a gnubg/Jellyfish "
+                   "record, any other name as JSON holding the exact state (resumable).")
+@click.option("--resume", "resume_file", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Continue a match saved with --save (JSON or .mat); its "
+                                 "length, rules and names come from the file.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON on stdout (the game goes to stderr).")
-def play(opponent, you, length, cube, crawford, max_cube, seed, names, save, as_json):
+def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoon, auto_doubles,
+         watch, seed, names, save, resume_file, as_json):
     """Play backgammon in the terminal against the computer, or two people.
 
     Type moves in gnubg notation (24/18 13/11, bar/22*, 6/off); 'undo' takes
     back a checker move while the turn still has dice left; 'hint' and 'help'
     are there whenever you are asked.
     """
-    rules = Rules(cube=cube, max_cube=max_cube, crawford=crawford)
+    if watch and you.lower() == "human":
+        you = opponent
     kinds = (you.lower(), opponent.lower())
+    if resume_file is not None:
+        match = _load_match(resume_file)
+        length = match.length
+        names = ",".join(match.names)
+        cube = match.rules.cube
+        crawford = match.rules.crawford
+    else:
+        rules = Rules(cube=cube, max_cube=max_cube, crawford=crawford, jacoby=jacoby,
+                      beaver=beaver, raccoon=raccoon, auto_doubles=auto_doubles)
+        rules.check_for_match(length)
     if names:
         parts = [p.strip() for p in names.split(",")]
         if len(parts) != 2 or not all(parts):
@@ -376,7 +400,8 @@ def play(opponent, you, length, cube, crawford, max_cube, seed, names, save, as_
             else:
                 default.append(k.capitalize() + ("" if kinds[0] != kinds[1] else SYMBOLS[i]))
         names = tuple(default)
-    match = Match(length, rules, seed=seed, names=names)
+    if resume_file is None:
+        match = Match(length, rules, seed=seed, names=names)
     players = [None if k == "human" else
                make_player(k, None if seed is None else seed + 1 + i) for i, k in enumerate(kinds)]
     tg = TerminalGame(match, players, err=as_json, single=length == 0)
@@ -391,9 +416,7 @@ def play(opponent, you, length, cube, crawford, max_cube, seed, names, save, as_
         quit_early = True
         tg.say("\nGame abandoned.")
     if save:
-        from ..matfile import dump
-
-        dump(match, save)
+        _save_match(match, save)
         tg.say(f"Saved to {save}.")
     if as_json:
         emit_json({
@@ -407,6 +430,41 @@ def play(opponent, you, length, cube, crawford, max_cube, seed, names, save, as_
                        "crawford": g.crawford}
                       for g in match.games if g.result is not None],
         })
+
+
+def _save_match(match: Match, path: str) -> None:
+    """FILE.mat: a gnubg/Jellyfish record; otherwise JSON with the exact
+    state (every action and the dice generator), written atomically."""
+    if path.lower().endswith(".mat"):
+        from ..matfile import dump
+
+        dump(match, path)
+        return
+    import json
+    import os
+
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(match.to_dict(), f)
+    os.replace(tmp, path)
+
+
+def _load_match(path: str) -> Match:
+    """A match saved by ``bgfast play --save`` (JSON) or any .mat record."""
+    if path.lower().endswith(".mat"):
+        from ..matfile import load
+
+        return load(path)
+    import json
+
+    from ..errors import InvalidRecordError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise InvalidRecordError(f"{path}: not a saved bgfast match ({exc})") from None
+    return Match.from_dict(data)
 
 
 # ---------------------------------------------------------------------------
@@ -540,3 +598,7 @@ def lesson(number, lang, as_json):
     except click.Abort:
         click.echo("")
     click.echo(words["ui.done"].format(right=right, total=total))
+
+
+# ``bgfast learn`` is the lessons' name in the reference app; ``lesson`` stays as an alias.
+main.add_command(lesson, name="learn")
