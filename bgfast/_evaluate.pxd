@@ -32,6 +32,7 @@ cdef void mover_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil
 # 5 probabilities for the player on roll (row 1)
 cdef void onroll_probs(const uint8_t* b, int evaluator, double* p) noexcept nogil
 cdef void invert_probs(const double* p, double* q) noexcept nogil
+cdef void order_probs(double* p) noexcept nogil
 cdef double probs_equity(const double* p) noexcept nogil
 cdef void swap_board(const uint8_t* b, uint8_t* out) noexcept nogil
 # The policy's play for (d1, d2): the result (turn passed) goes to out.

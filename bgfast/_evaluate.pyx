@@ -190,6 +190,19 @@ cdef void over_probs(const uint8_t* b, double* p) noexcept nogil:
                 p[4] = 1.0
 
 
+cdef void order_probs(double* p) noexcept nogil:
+    """Keep five estimated probabilities cumulative:
+    win >= win gammon >= win backgammon and 1 - win >= lose gammon >= lose backgammon."""
+    if p[1] > p[0]:
+        p[1] = p[0]
+    if p[2] > p[1]:
+        p[2] = p[1]
+    if p[3] > 1.0 - p[0]:
+        p[3] = 1.0 - p[0]
+    if p[4] > p[3]:
+        p[4] = p[3]
+
+
 cdef void invert_probs(const double* p, double* q) noexcept nogil:
     cdef double w = p[0], wg = p[1], wbg = p[2], lg = p[3], lbg = p[4]
     q[0] = 1.0 - w
@@ -215,15 +228,7 @@ cdef void _pub_mover_probs(const uint8_t* b, double* p) noexcept nogil:
         for j in range(NCAL):
             x += CAL[c][k][j] * f[j]
         p[k] = _sig(x)
-    # keep the cumulative order: win >= wg >= wbg, 1 - win >= lg >= lbg
-    if p[1] > p[0]:
-        p[1] = p[0]
-    if p[2] > p[1]:
-        p[2] = p[1]
-    if p[3] > 1.0 - p[0]:
-        p[3] = 1.0 - p[0]
-    if p[4] > p[3]:
-        p[4] = p[3]
+    order_probs(p)
 
 
 # ---------------------------------------------------------------------------

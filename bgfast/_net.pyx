@@ -1,0 +1,960 @@
+# cython: language_level=3
+"""Private kernel: the neural-net evaluator, n-ply play choice, TD self-play, duels.
+
+See ``bgfast.net`` (weights, evaluator), ``bgfast.train`` (training driver)
+and ``bgfast.duel`` for the public API.
+
+Net: inputs TD-Gammon style, 98 per side (on-roll side first): for each of
+the 24 points 4 units (n >= 1, n >= 2, n >= 3, (n - 3) / 2 when n > 3), the
+bar (n / 2) and the borne-off checkers (n / 15).  One sigmoid hidden layer,
+5 sigmoid outputs (win, win gammon, win backgammon, lose gammon, lose
+backgammon) for the player on roll.  Two nets: contact and race.
+
+Speed: the first layer is folded into a table T[(side, slot, count)] of
+hidden-sum rows, so a forward pass adds one row per occupied slot, and the
+plays of one roll are evaluated incrementally from the hidden sums of the
+board before the play (only the slots a play changes are updated).
+"""
+import numpy as np
+cimport numpy as cnp
+from cython.parallel cimport prange, threadid
+from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t
+from libc.string cimport memcpy, memset, memcmp
+from libc.stdlib cimport malloc, free
+from libc.math cimport exp, expf, log, sqrt, cos
+
+from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays
+from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
+                               probs_equity, swap_board, choose_play, POLICY_PUBEVAL)
+from bgfast._rollout cimport Rng, rng_seed, rng_next, rng_roll36
+
+cnp.import_array()
+
+cdef enum:
+    ERR_MEMORY = -1
+    ERR_LONG = -3
+    MAX_GAME_PLIES = 2000
+
+# ---------------------------------------------------------------------------
+# forward pass
+# ---------------------------------------------------------------------------
+
+cdef inline float _sigf(float x) noexcept nogil:
+    return 1.0 / (1.0 + expf(-x))
+
+
+cdef inline int _slot_row(int side, int slot, int n) noexcept nogil:
+    return (side * 26 + slot) * 16 + n
+
+
+cdef inline void _addrow(float* h, const float* r, int H) noexcept nogil:
+    cdef int j
+    for j in range(H):
+        h[j] += r[j]
+
+
+cdef inline void _subrow(float* h, const float* r, int H) noexcept nogil:
+    cdef int j
+    for j in range(H):
+        h[j] -= r[j]
+
+
+cdef void _full_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
+    """Hidden sums (before the sigmoid) of board b for net k."""
+    cdef int H = net.H, side, i, n, tot
+    cdef const float* T = net.T[k]
+    cdef const uint8_t* row
+    memcpy(h, net.b1[k], H * sizeof(float))
+    for side in range(2):
+        row = b + 25 if side == 0 else b
+        tot = 0
+        for i in range(25):
+            n = row[i]
+            if n:
+                tot += n
+                _addrow(h, T + _slot_row(side, i, n) * H, H)
+        n = 15 - tot
+        if n > 0:
+            _addrow(h, T + _slot_row(side, 25, n) * H, H)
+
+
+cdef void _outputs(const NetC* net, int k, const float* h, double* p) noexcept nogil:
+    """Outputs from the hidden sums, kept in the cumulative order."""
+    cdef int H = net.H, j, o
+    cdef float a[NET_MAX_HIDDEN]
+    cdef float s[5]
+    cdef const float* w2 = net.w2[k]
+    for o in range(5):
+        s[o] = net.b2[k][o]
+    for j in range(H):
+        a[j] = _sigf(h[j])
+    for j in range(H):
+        for o in range(5):
+            s[o] += a[j] * w2[j * 5 + o]
+    for o in range(5):
+        p[o] = _sigf(s[o])
+    order_probs(p)
+
+
+cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    cdef float h[NET_MAX_HIDDEN]
+    cdef int k = 0 if board_contact(b) else 1
+    _full_sums(net, k, b, h)
+    _outputs(net, k, h, p)
+
+
+cdef inline int _over(const uint8_t* b) noexcept nogil:
+    cdef int i, t0 = 0, t1 = 0
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+    return t0 == 0 or t1 == 0
+
+
+cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    if _over(b):
+        over_probs(b, p)
+        return
+    if net.tables and table_probs(b, p):
+        return
+    net_forward(net, b, p)
+
+
+# ---------------------------------------------------------------------------
+# incremental evaluation of the plays of one roll
+# ---------------------------------------------------------------------------
+
+cdef int netctx_init(NetCtx* c) noexcept nogil:
+    cdef int d, bad = 0
+    memset(c, 0, sizeof(NetCtx))
+    for d in range(NET_MAX_DEPTH):
+        if movegen_init(&c.g[d], 1024, 0) != 0:
+            bad = 1
+    c.eq = <double*>malloc(NET_MAX_PLAYS * sizeof(double))
+    if bad or c.eq == NULL:
+        netctx_free(c)
+        return ERR_MEMORY
+    c.ready = 1
+    return 0
+
+
+cdef void netctx_free(NetCtx* c) noexcept nogil:
+    cdef int d
+    for d in range(NET_MAX_DEPTH):
+        movegen_free(&c.g[d])
+    free(c.eq)
+    c.eq = NULL
+    c.ready = 0
+
+
+cdef inline void _set_base(NetCtx* c, const uint8_t* b) noexcept nogil:
+    """The plays of b are compared with b swapped (the mover in row 0)."""
+    swap_board(b, c.base)
+    c.hbv[0] = 0
+    c.hbv[1] = 0
+
+
+cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) noexcept nogil:
+    """Probabilities for the player on roll of a play's result r, from the base sums."""
+    cdef float h[NET_MAX_HIDDEN]
+    cdef int H = net.H, k, side, i, n, m, tn, tm
+    cdef const float* T
+    cdef const uint8_t* rr
+    cdef const uint8_t* br
+    if _over(r):
+        over_probs(r, p)
+        return
+    if net.tables and table_probs(r, p):
+        return
+    k = 0 if board_contact(r) else 1
+    if not c.hbv[k]:
+        _full_sums(net, k, c.base, c.hb[k])
+        c.hbv[k] = 1
+    T = net.T[k]
+    memcpy(h, c.hb[k], H * sizeof(float))
+    for side in range(2):
+        rr = r + 25 if side == 0 else r
+        br = &c.base[25] if side == 0 else &c.base[0]
+        tn = 0
+        tm = 0
+        for i in range(25):
+            n = br[i]
+            m = rr[i]
+            tn += n
+            tm += m
+            if n != m:
+                if n:
+                    _subrow(h, T + _slot_row(side, i, n) * H, H)
+                if m:
+                    _addrow(h, T + _slot_row(side, i, m) * H, H)
+        if tn != tm:
+            if tn < 15:
+                _subrow(h, T + _slot_row(side, 25, 15 - tn) * H, H)
+            if tm < 15:
+                _addrow(h, T + _slot_row(side, 25, 15 - tm) * H, H)
+    _outputs(net, k, h, p)
+
+
+cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
+                       int depth, uint8_t* out, double* pout) noexcept nogil:
+    """The 0-ply best play of (d1, d2) in out, its probabilities (player on
+    roll after it) in pout.  Uses c.g[depth]."""
+    cdef MoveGen* g = &c.g[depth]
+    cdef Py_ssize_t n, i, best = 0
+    cdef double p[5]
+    cdef double e, be = 1e300
+    g.n = 0
+    n = movegen_plays(g, b, d1, d2)
+    if n < 0:
+        return n
+    if n == 0:
+        swap_board(b, out)
+        net_onroll(net, out, pout)
+        return 0
+    _set_base(c, b)
+    for i in range(n):
+        _eval_play(c, net, g.out + 50 * i, p)
+        e = probs_equity(p)          # for the opponent: the mover minimises it
+        if e < be:
+            be = e
+            best = i
+            memcpy(pout, p, 5 * sizeof(double))
+    memcpy(out, g.out + 50 * best, 50)
+    return n
+
+
+cdef int net_value(NetCtx* c, const NetC* net, const uint8_t* b, int plies, int depth,
+                   double* p) noexcept nogil:
+    """n-ply probabilities of b for the player on roll: the average over the 21
+    rolls of the value after the best 0-ply play, looked at one ply less."""
+    cdef uint8_t nb[64]
+    cdef double q[5]
+    cdef double r[5]
+    cdef double w
+    cdef int a, d, o
+    cdef Py_ssize_t n
+    if plies <= 0 or depth >= NET_MAX_DEPTH or _over(b):
+        net_onroll(net, b, p)
+        return 0
+    if net.tables and table_probs(b, p):
+        return 0
+    for o in range(5):
+        p[o] = 0.0
+    for a in range(1, 7):
+        for d in range(1, a + 1):
+            w = (1.0 if a == d else 2.0) / 36.0
+            n = _best0(c, net, b, a, d, depth, nb, q)
+            if n < 0:
+                return <int>n
+            if plies > 1:
+                if net_value(c, net, nb, plies - 1, depth + 1, q) < 0:
+                    return -1
+            invert_probs(q, r)
+            for o in range(5):
+                p[o] += w * r[o]
+    return 0
+
+
+cdef inline double _gauss(Rng* rng) noexcept nogil:
+    """A standard normal deviate (Box-Muller)."""
+    cdef double u1 = ((rng_next(rng) >> 11) + 1.0) * (1.0 / 9007199254740993.0)
+    cdef double u2 = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0)
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2)
+
+
+# move filters of the search: (kept plays, equity window) after 0-ply and after 1-ply
+cdef int FILTER_N[2]
+cdef double FILTER_W[2]
+FILTER_N[0] = 8
+FILTER_W[0] = 0.16
+FILTER_N[1] = 3
+FILTER_W[1] = 0.06
+
+
+cdef int _filter(double* eq, Py_ssize_t* idx, int m, int keep, double window) noexcept nogil:
+    """Sort idx[0..m) by eq (descending, stable) and keep the top plays."""
+    cdef int i, j
+    cdef Py_ssize_t t
+    for i in range(1, m):
+        t = idx[i]
+        j = i - 1
+        while j >= 0 and eq[idx[j]] < eq[t]:
+            idx[j + 1] = idx[j]
+            j -= 1
+        idx[j + 1] = t
+    if m > keep:
+        m = keep
+    i = 1
+    while i < m and eq[idx[i]] >= eq[idx[0]] - window:
+        i += 1
+    return i
+
+
+cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
+                           int plies, double noise, Rng* rng, uint8_t* out) noexcept nogil:
+    cdef MoveGen* g = &c.g[0]
+    cdef Py_ssize_t n, i, best = 0
+    cdef Py_ssize_t idx[16]
+    cdef Py_ssize_t* all_idx
+    cdef double p[5]
+    cdef double be = -1e300
+    cdef int m, lev, j
+    g.n = 0
+    n = movegen_plays(g, b, d1, d2)
+    if n < 0:
+        return n
+    if n == 0:
+        swap_board(b, out)
+        return 0
+    if n == 1:
+        memcpy(out, g.out, 50)
+        return 1
+    if n > NET_MAX_PLAYS:
+        return ERR_MEMORY
+    _set_base(c, b)
+    for i in range(n):
+        _eval_play(c, net, g.out + 50 * i, p)
+        c.eq[i] = -probs_equity(p)
+        if noise > 0.0:
+            c.eq[i] += noise * _gauss(rng)
+        if c.eq[i] > be:
+            be = c.eq[i]
+            best = i
+    if plies > 0:
+        # the top plays at 0-ply: a partial selection into idx
+        m = 0
+        for i in range(n):
+            if m < 16:
+                idx[m] = i
+                m += 1
+            else:
+                # replace the worst kept play when this one is better
+                j = 0
+                for lev in range(1, 16):
+                    if c.eq[idx[lev]] < c.eq[idx[j]]:
+                        j = lev
+                if c.eq[i] > c.eq[idx[j]]:
+                    idx[j] = i
+        m = _filter(c.eq, idx, m, FILTER_N[0], FILTER_W[0])
+        for lev in range(1, plies + 1):
+            for j in range(m):
+                if net_value(c, net, g.out + 50 * idx[j], lev, 1, p) < 0:
+                    return -1
+                c.eq[idx[j]] = -probs_equity(p)
+            if lev < plies:
+                m = _filter(c.eq, idx, m, FILTER_N[1], FILTER_W[1])
+        best = idx[0]
+        be = c.eq[best]
+        for j in range(1, m):
+            if c.eq[idx[j]] > be or (c.eq[idx[j]] == be and idx[j] < best):
+                be = c.eq[idx[j]]
+                best = idx[j]
+    memcpy(out, g.out + 50 * best, 50)
+    return n
+
+
+# ---------------------------------------------------------------------------
+# the Python-visible model
+# ---------------------------------------------------------------------------
+
+cdef class Model:
+    """Weights of the contact (0) and race (1) nets, float32:
+    w1[2, 196, H], b1[2, H], w2[2, H, 5], b2[2, 5].  The arrays are used in
+    place (training updates them); call :meth:`refresh` after changing them
+    from Python."""
+
+    cdef NetC net
+    cdef readonly object w1, b1, w2, b2, T
+
+    def __init__(self, w1, b1, w2, b2):
+        w1 = np.ascontiguousarray(w1, dtype=np.float32)
+        b1 = np.ascontiguousarray(b1, dtype=np.float32)
+        w2 = np.ascontiguousarray(w2, dtype=np.float32)
+        b2 = np.ascontiguousarray(b2, dtype=np.float32)
+        if w1.ndim != 3 or w1.shape[0] != 2 or w1.shape[1] != NET_INPUTS:
+            raise ValueError(f"w1 must have shape (2, {NET_INPUTS}, H), not {w1.shape}")
+        H = w1.shape[2]
+        if not 1 <= H <= NET_MAX_HIDDEN:
+            raise ValueError(f"hidden units must be 1..{NET_MAX_HIDDEN}, not {H}")
+        if b1.shape != (2, H) or w2.shape != (2, H, 5) or b2.shape != (2, 5):
+            raise ValueError("inconsistent weight shapes")
+        self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
+        self.T = np.zeros((2, NET_SLOTS * 16, H), dtype=np.float32)
+        cdef float[:, :, ::1] a1 = self.w1
+        cdef float[:, ::1] c1 = self.b1
+        cdef float[:, :, ::1] a2 = self.w2
+        cdef float[:, ::1] c2 = self.b2
+        cdef float[:, :, ::1] t = self.T
+        cdef int k
+        self.net.H = H
+        self.net.tables = 0
+        for k in range(2):
+            self.net.w1[k] = &a1[k, 0, 0]
+            self.net.b1[k] = &c1[k, 0]
+            self.net.w2[k] = &a2[k, 0, 0]
+            self.net.b2[k] = &c2[k, 0]
+            self.net.T[k] = &t[k, 0, 0]
+        self.refresh()
+
+    @property
+    def hidden(self):
+        return self.net.H
+
+    def refresh(self):
+        """Rebuild the per-slot tables from w1."""
+        with nogil:
+            _build_tables(&self.net)
+
+    def evaluate(self, const uint8_t[:, :, ::1] boards, bint tables=True, int nthreads=1):
+        """float64[N, 5] for the player on roll of each board (validated by the caller)."""
+        cdef Py_ssize_t n = boards.shape[0], i
+        out = np.empty((n, 5), dtype=np.float64)
+        cdef double[:, ::1] o = out
+        cdef NetC net = self.net
+        net.tables = tables
+        if n == 0:
+            return out
+        if nthreads <= 1:
+            with nogil:
+                for i in range(n):
+                    net_onroll(&net, &boards[i, 0, 0], &o[i, 0])
+        else:
+            for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+                net_onroll(&net, &boards[i, 0, 0], &o[i, 0])
+        return out
+
+    def evaluate_plies(self, const uint8_t[:, :, ::1] boards, int plies, bint tables=True):
+        """n-ply probabilities float64[N, 5] for the player on roll."""
+        cdef Py_ssize_t n = boards.shape[0], i
+        out = np.empty((n, 5), dtype=np.float64)
+        cdef double[:, ::1] o = out
+        cdef NetC net = self.net
+        cdef NetCtx* c = _new_ctx()
+        cdef int rc = 0
+        net.tables = tables
+        if plies < 0 or plies >= NET_MAX_DEPTH:
+            raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 1}")
+        try:
+            with nogil:
+                for i in range(n):
+                    rc = net_value(c, &net, &boards[i, 0, 0], plies, 0, &o[i, 0])
+                    if rc < 0:
+                        break
+        finally:
+            _del_ctx(c)
+        if rc < 0:
+            raise RuntimeError("move generation failed")
+        return out
+
+    def choose(self, const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice, int plies=0,
+               double noise=0.0, uint64_t seed=0, bint tables=True):
+        """The chosen play for each (board, dice): (counts int64[N], results uint8[N,2,25])."""
+        cdef Py_ssize_t n = boards.shape[0], i
+        counts = np.empty(n, dtype=np.int64)
+        results = np.empty((n, 2, 25), dtype=np.uint8)
+        cdef int64_t[::1] cn = counts
+        cdef uint8_t[:, :, ::1] r = results
+        cdef NetC net = self.net
+        cdef Rng rng
+        cdef NetCtx* c = _new_ctx()
+        net.tables = tables
+        if plies < 0 or plies >= NET_MAX_DEPTH - 1:
+            _del_ctx(c)
+            raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 2}")
+        rng_seed(&rng, seed, 0x6E6F697365)
+        try:
+            with nogil:
+                for i in range(n):
+                    cn[i] = net_choose(c, &net, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1],
+                                       plies, noise, &rng, &r[i, 0, 0])
+        finally:
+            _del_ctx(c)
+        return counts, results
+
+    def train(self, uint64_t seed, int64_t first_game, int64_t ngames, int round_games,
+              double alpha, double lam, int nthreads=1):
+        """TD(lambda) self-play: games first_game .. first_game+ngames-1 (in
+        rounds of round_games played in parallel with the weights of the
+        round's start, then learned from in game order).  The result does
+        not depend on nthreads.  Returns (plies played, games)."""
+        return _train(self, seed, first_game, ngames, round_games, alpha, lam, nthreads)
+
+    def learn(self, const uint8_t[:, :, ::1] boards, const double[:, ::1] targets, double alpha):
+        """Supervised steps: each board in turn moves towards its target
+        probabilities (cross-entropy gradient), then the tables are rebuilt."""
+        return _supervised(self, boards, targets, alpha)
+
+    def selfplay_states(self, uint64_t seed, int64_t first_game, int64_t ngames):
+        """The boards (player to move on roll) of 0-ply self-play games
+        first_game.. (dice stream (seed, k) as in training), uint8[M, 2, 25]."""
+        return _selfplay_states(self, seed, first_game, ngames)
+
+
+cdef void _build_tables(NetC* net) noexcept nogil:
+    cdef int H = net.H, k, side, i, n, j
+    cdef float* T
+    cdef const float* w
+    cdef float* row
+    cdef float v
+    for k in range(2):
+        T = net.T[k]
+        w = net.w1[k]
+        memset(T, 0, NET_SLOTS * 16 * H * sizeof(float))
+        for side in range(2):
+            for n in range(1, 16):
+                for i in range(24):
+                    row = T + _slot_row(side, i, n) * H
+                    _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i) * H, 1.0, H)
+                    if n >= 2:
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 1) * H, 1.0, H)
+                    if n >= 3:
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 2) * H, 1.0, H)
+                    if n > 3:
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 3) * H, (n - 3) * 0.5, H)
+                _axpy(T + _slot_row(side, 24, n) * H, w + (side * NET_SIDE_INPUTS + 96) * H,
+                      n * 0.5, H)
+                _axpy(T + _slot_row(side, 25, n) * H, w + (side * NET_SIDE_INPUTS + 97) * H,
+                      n / 15.0, H)
+
+
+cdef inline void _axpy(float* y, const float* x, float a, int H) noexcept nogil:
+    cdef int j
+    for j in range(H):
+        y[j] += a * x[j]
+
+
+cdef NetCtx* _new_ctx() except NULL:
+    cdef NetCtx* c = <NetCtx*>malloc(sizeof(NetCtx))
+    if c == NULL:
+        raise MemoryError("net work space")
+    if netctx_init(c) != 0:
+        free(c)
+        raise MemoryError("net work space")
+    return c
+
+
+cdef void _del_ctx(NetCtx* c) noexcept nogil:
+    if c != NULL:
+        netctx_free(c)
+        free(c)
+
+
+def encode(const uint8_t[:, :, ::1] boards):
+    """Dense inputs float32[N, 196] (for tests and references)."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.zeros((n, NET_INPUTS), dtype=np.float32)
+    cdef float[:, ::1] x = out
+    cdef int nact, a
+    cdef int ai[NET_INPUTS]
+    cdef float av[NET_INPUTS]
+    for i in range(n):
+        nact = _active(&boards[i, 0, 0], ai, av)
+        for a in range(nact):
+            x[i, ai[a]] = av[a]
+    return out
+
+
+cdef int _active(const uint8_t* b, int* ai, float* av) noexcept nogil:
+    """The non-zero inputs of b (indices and values); returns their count."""
+    cdef int side, i, n, tot, o, m = 0
+    cdef const uint8_t* row
+    for side in range(2):
+        row = b + 25 if side == 0 else b
+        o = side * NET_SIDE_INPUTS
+        tot = 0
+        for i in range(24):
+            n = row[i]
+            tot += n
+            if n >= 1:
+                ai[m] = o + 4 * i
+                av[m] = 1.0
+                m += 1
+            if n >= 2:
+                ai[m] = o + 4 * i + 1
+                av[m] = 1.0
+                m += 1
+            if n >= 3:
+                ai[m] = o + 4 * i + 2
+                av[m] = 1.0
+                m += 1
+            if n > 3:
+                ai[m] = o + 4 * i + 3
+                av[m] = (n - 3) * 0.5
+                m += 1
+        n = row[24]
+        tot += n
+        if n:
+            ai[m] = o + 96
+            av[m] = n * 0.5
+            m += 1
+        if tot < 15:
+            ai[m] = o + 97
+            av[m] = (15 - tot) / 15.0
+            m += 1
+    return m
+
+
+# ---------------------------------------------------------------------------
+# TD(lambda) self-play
+# ---------------------------------------------------------------------------
+
+cdef struct GameRec:
+    uint8_t* states      # [MAX_GAME_PLIES + 1, 50] boards with the player to move on roll
+    float* vals          # [MAX_GAME_PLIES, 5] value of states[t + 1] for its player on roll
+    int nplies
+    int error
+
+
+cdef void _start_board(uint8_t* b) noexcept nogil:
+    cdef int s
+    memset(b, 0, 50)
+    for s in range(2):
+        b[25 * s + 5] = 5
+        b[25 * s + 7] = 3
+        b[25 * s + 12] = 5
+        b[25 * s + 23] = 2
+
+
+cdef void _selfplay(NetCtx* c, const NetC* net, uint64_t seed, int64_t game, GameRec* rec) noexcept nogil:
+    cdef Rng rng
+    cdef uint8_t* st
+    cdef double q[5]
+    cdef int t = 0, k, r, o
+    cdef Py_ssize_t n
+    rng_seed(&rng, seed, <uint64_t>game)
+    _start_board(rec.states)
+    rec.error = 0
+    while True:
+        st = rec.states + 50 * t
+        r = rng_roll36(&rng)
+        if t == 0:
+            while r % 7 == 0:         # the opening roll is not a double
+                r = rng_roll36(&rng)
+        n = _best0(c, net, st, r // 6 + 1, r % 6 + 1, 0, st + 50, q)
+        if n < 0:
+            rec.error = <int>n
+            break
+        for o in range(5):
+            rec.vals[5 * t + o] = <float>q[o]
+        t += 1
+        if _over(st + 50) or t >= MAX_GAME_PLIES:
+            break
+    rec.nplies = t
+
+
+cdef void _learn(NetC* net, const uint8_t* b, const double* target, double alpha) noexcept nogil:
+    """One gradient step of the cross-entropy between the outputs and target."""
+    cdef int H = net.H, k, j, o, a, nact
+    cdef int ai[NET_INPUTS]
+    cdef float av[NET_INPUTS]
+    cdef float z[NET_MAX_HIDDEN]
+    cdef float dh[NET_MAX_HIDDEN]
+    cdef float s[5]
+    cdef float d[5]
+    cdef float* w1
+    cdef float* w2
+    cdef float* row
+    cdef float x, g
+    k = 0 if board_contact(b) else 1
+    w1 = net.w1[k]
+    w2 = net.w2[k]
+    nact = _active(b, ai, av)
+    memcpy(z, net.b1[k], H * sizeof(float))
+    for a in range(nact):
+        _axpy(z, w1 + ai[a] * H, av[a], H)
+    for j in range(H):
+        z[j] = _sigf(z[j])
+    for o in range(5):
+        s[o] = net.b2[k][o]
+    for j in range(H):
+        for o in range(5):
+            s[o] += z[j] * w2[j * 5 + o]
+    for o in range(5):
+        d[o] = <float>(alpha * (target[o] - _sigf(s[o])))
+        net.b2[k][o] += d[o]
+    for j in range(H):
+        g = 0.0
+        for o in range(5):
+            g += d[o] * w2[j * 5 + o]
+            w2[j * 5 + o] += d[o] * z[j]
+        dh[j] = g * z[j] * (1.0 - z[j])
+        net.b1[k][j] += dh[j]
+    for a in range(nact):
+        _axpy(w1 + ai[a] * H, dh, av[a], H)
+
+
+cdef void _learn_game(NetC* net, GameRec* rec, double alpha, double lam) noexcept nogil:
+    """Targets are lambda-returns from the values recorded in play (weights
+    of the round's start), learned from in the order of the game."""
+    cdef int T = rec.nplies, t, o
+    cdef double G[5]
+    cdef double v[5]
+    cdef double mix[5]
+    cdef double* targets
+    if T <= 0:
+        return
+    targets = <double*>malloc(T * 5 * sizeof(double))
+    if targets == NULL:
+        return
+    # G_T: the value of the last state for its player on roll (exact when over)
+    for o in range(5):
+        G[o] = rec.vals[5 * (T - 1) + o]
+    if _over(rec.states + 50 * T):
+        over_probs(rec.states + 50 * T, G)
+    t = T - 1
+    while t >= 0:
+        if t == T - 1:
+            memcpy(mix, G, 5 * sizeof(double))
+        else:
+            for o in range(5):
+                mix[o] = (1.0 - lam) * rec.vals[5 * t + o] + lam * G[o]
+        invert_probs(mix, G)                 # now G is the return for states[t]
+        memcpy(targets + 5 * t, G, 5 * sizeof(double))
+        t -= 1
+    for t in range(T):
+        _learn(net, rec.states + 50 * t, targets + 5 * t, alpha)
+    free(targets)
+
+
+def _train(Model model, uint64_t seed, int64_t first_game, int64_t ngames, int round_games,
+           double alpha, double lam, int nthreads):
+    if round_games < 1:
+        raise ValueError("round_games must be >= 1")
+    if nthreads < 1:
+        nthreads = 1
+    cdef int R = round_games, i, th
+    cdef int64_t done = 0, plies = 0, g0
+    cdef int nth = nthreads if nthreads < R else R
+    cdef NetCtx** ctx = <NetCtx**>malloc(nth * sizeof(NetCtx*))
+    cdef GameRec* recs = <GameRec*>malloc(R * sizeof(GameRec))
+    cdef NetC* net = &model.net
+    cdef int err = 0
+    if ctx == NULL or recs == NULL:
+        free(ctx)
+        free(recs)
+        raise MemoryError("training buffers")
+    for i in range(nth):
+        ctx[i] = NULL
+    for i in range(R):
+        recs[i].states = NULL
+        recs[i].vals = NULL
+    try:
+        for i in range(nth):
+            ctx[i] = _new_ctx()
+        for i in range(R):
+            recs[i].states = <uint8_t*>malloc((MAX_GAME_PLIES + 1) * 50)
+            recs[i].vals = <float*>malloc(MAX_GAME_PLIES * 5 * sizeof(float))
+            if recs[i].states == NULL or recs[i].vals == NULL:
+                raise MemoryError("training buffers")
+        net.tables = 0
+        with nogil:
+            while done < ngames:
+                g0 = first_game + done
+                if ngames - done < R:
+                    R = <int>(ngames - done)
+                _build_tables(net)
+                if nth <= 1:
+                    for i in range(R):
+                        _selfplay(ctx[0], net, seed, g0 + i, &recs[i])
+                else:
+                    for i in prange(R, num_threads=nth, schedule="dynamic"):
+                        _selfplay(ctx[threadid()], net, seed, g0 + i, &recs[i])
+                for i in range(R):
+                    if recs[i].error < 0:
+                        err = recs[i].error
+                    plies += recs[i].nplies
+                    _learn_game(net, &recs[i], alpha, lam)
+                done += R
+            _build_tables(net)
+    finally:
+        for i in range(nth):
+            _del_ctx(ctx[i])
+        for i in range(round_games):
+            free(recs[i].states)
+            free(recs[i].vals)
+        free(ctx)
+        free(recs)
+    if err < 0:
+        raise RuntimeError(f"move generation failed in self-play ({err})")
+    return plies, done
+
+
+# ---------------------------------------------------------------------------
+# duels (cubeless money games, duplicate dice)
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    P_RANDOM = 0
+    P_PUBEVAL = 1
+    P_NET = 2
+
+cdef struct Player:
+    int kind
+    int plies
+    double noise
+    NetC net
+
+
+cdef int _duel_game(NetCtx* c, const Player* P, uint64_t seed, int64_t pair, int swap,
+                    int* plies_out) noexcept nogil:
+    """One game of pair `pair`: seat 0 moves first; P[swap] sits in seat 0.
+    Returns the points won by player P[0] (+-1, 2, 3), 0 on error."""
+    cdef Rng dice
+    cdef Rng prng[2]
+    cdef uint8_t b[64]
+    cdef uint8_t nb[64]
+    cdef double q[5]
+    cdef int t = 0, r, seat, who, pts
+    cdef Py_ssize_t n
+    cdef const Player* pl
+    rng_seed(&dice, seed, <uint64_t>pair)
+    rng_seed(&prng[0], seed ^ 0x5DEECE66DULL, <uint64_t>(4 * pair + 2 * swap))
+    rng_seed(&prng[1], seed ^ 0x5DEECE66DULL, <uint64_t>(4 * pair + 2 * swap + 1))
+    _start_board(b)
+    while t < 10 * MAX_GAME_PLIES:
+        r = rng_roll36(&dice)
+        if t == 0:
+            while r % 7 == 0:
+                r = rng_roll36(&dice)
+        seat = t & 1
+        who = seat ^ swap                 # index into P of the player to move
+        pl = &P[who]
+        if pl.kind == P_NET:
+            n = net_choose(c, &pl.net, b, r // 6 + 1, r % 6 + 1, pl.plies, pl.noise,
+                           &prng[who], nb)
+        elif pl.kind == P_PUBEVAL:
+            n = choose_play(&c.g[0], b, r // 6 + 1, r % 6 + 1, POLICY_PUBEVAL, 0, nb)
+        else:
+            c.g[0].n = 0
+            n = movegen_plays(&c.g[0], b, r // 6 + 1, r % 6 + 1)
+            if n > 0:
+                memcpy(nb, c.g[0].out + 50 * <Py_ssize_t>(rng_next(&prng[who]) % <uint64_t>n), 50)
+            elif n == 0:
+                swap_board(b, nb)
+        if n < 0:
+            return 0
+        t += 1
+        memcpy(b, nb, 50)
+        if _over(b):
+            over_probs(b, q)             # for the loser, now on roll
+            pts = 1 + <int>(q[3] + 0.5) + <int>(q[4] + 0.5)
+            plies_out[0] = t
+            return pts if who == 0 else -pts
+    return 0
+
+
+def duel(specs, uint64_t seed, int64_t first_pair, int64_t npairs, int nthreads=1):
+    """Play pairs first_pair .. first_pair+npairs-1; specs = two tuples
+    (kind, plies, noise, Model or None).  Returns int8[npairs, 2] points for
+    player 0 (column = which player sat in seat 0, moving first) and
+    int32[npairs, 2] plies."""
+    cdef Player P[2]
+    cdef int k
+    for k in range(2):
+        kind, plies, noise, model = specs[k]
+        memset(&P[k], 0, sizeof(Player))
+        P[k].kind = kind
+        P[k].plies = plies
+        P[k].noise = noise
+        if kind == P_NET:
+            if not isinstance(model, Model):
+                raise TypeError("a net player needs a Model")
+            if plies < 0 or plies >= NET_MAX_DEPTH - 1:
+                raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 2}")
+            P[k].net = (<Model>model).net
+            P[k].net.tables = 1
+        elif kind not in (P_RANDOM, P_PUBEVAL):
+            raise ValueError(f"unknown player kind {kind}")
+    if nthreads < 1:
+        nthreads = 1
+    pts = np.zeros((npairs, 2), dtype=np.int8)
+    plies_arr = np.zeros((npairs, 2), dtype=np.int32)
+    cdef int8_t[:, ::1] o = pts
+    cdef int[:, ::1] pl = plies_arr
+    cdef int nth = nthreads
+    cdef NetCtx** ctx = <NetCtx**>malloc(nth * sizeof(NetCtx*))
+    cdef Py_ssize_t i
+    cdef int s
+    if ctx == NULL:
+        raise MemoryError("duel work space")
+    for k in range(nth):
+        ctx[k] = NULL
+    try:
+        for k in range(nth):
+            ctx[k] = _new_ctx()
+        if nth <= 1:
+            with nogil:
+                for i in range(npairs):
+                    for s in range(2):
+                        o[i, s] = <int8_t>_duel_game(ctx[0], P, seed, first_pair + i, s, &pl[i, s])
+        else:
+            for i in prange(npairs, nogil=True, num_threads=nth, schedule="dynamic"):
+                for s in range(2):
+                    o[i, s] = <int8_t>_duel_game(ctx[threadid()], P, seed, first_pair + i, s,
+                                                 &pl[i, s])
+    finally:
+        for k in range(nth):
+            _del_ctx(ctx[k])
+        free(ctx)
+    if (pts == 0).any():
+        raise RuntimeError("a duel game failed (move generation error or no end)")
+    return pts, plies_arr
+
+
+
+def dice_rolls(uint64_t seed, int64_t pair, int n):
+    """The first n roll outcomes (0..35, d1 = r // 6 + 1, d2 = r % 6 + 1) of
+    duel pair `pair`, as the duel kernel draws them (the opening roll is
+    re-drawn while it is a double)."""
+    cdef Rng dice
+    cdef int t, r
+    out = np.empty(n, dtype=np.int8)
+    cdef int8_t[::1] o = out
+    rng_seed(&dice, seed, <uint64_t>pair)
+    for t in range(n):
+        r = rng_roll36(&dice)
+        if t == 0:
+            while r % 7 == 0:
+                r = rng_roll36(&dice)
+        o[t] = <int8_t>r
+    return out
+
+
+def _supervised(Model model, const uint8_t[:, :, ::1] boards, const double[:, ::1] targets,
+                double alpha):
+    cdef Py_ssize_t n = boards.shape[0], i
+    if targets.shape[0] != n or targets.shape[1] != 5:
+        raise ValueError("targets must have shape (N, 5)")
+    cdef NetC* net = &model.net
+    with nogil:
+        for i in range(n):
+            _learn(net, &boards[i, 0, 0], &targets[i, 0], alpha)
+        _build_tables(net)
+
+
+def _selfplay_states(Model model, uint64_t seed, int64_t first_game, int64_t ngames):
+    cdef GameRec rec
+    cdef NetCtx* c = _new_ctx()
+    cdef NetC net = model.net
+    cdef int64_t k
+    net.tables = 0
+    chunks = []
+    rec.states = <uint8_t*>malloc((MAX_GAME_PLIES + 1) * 50)
+    rec.vals = <float*>malloc(MAX_GAME_PLIES * 5 * sizeof(float))
+    try:
+        if rec.states == NULL or rec.vals == NULL:
+            raise MemoryError("self-play buffers")
+        for k in range(first_game, first_game + ngames):
+            with nogil:
+                _selfplay(c, &net, seed, k, &rec)
+            if rec.error < 0:
+                raise RuntimeError("move generation failed in self-play")
+            chunks.append(np.frombuffer((<char*>rec.states)[:rec.nplies * 50],
+                                        dtype=np.uint8).reshape(rec.nplies, 2, 25).copy())
+    finally:
+        free(rec.states)
+        free(rec.vals)
+        _del_ctx(c)
+    if not chunks:
+        return np.zeros((0, 2, 25), dtype=np.uint8)
+    return np.concatenate(chunks)

@@ -1,0 +1,189 @@
+"""Duels: cubeless money games with duplicate dice (``bgfast duel A B``).
+
+Game pair ``k`` draws its dice from the stream seeded by ``(seed, k)`` and
+is played twice: first with A moving first, then with B moving first on the
+very same rolls, so the luck of the dice mostly cancels.  The points per
+game (ppg) of A are reported with the standard error of the mean over the
+pairs (the independent units).  A and B are names of :mod:`bgfast.levels`
+(the five levels, pubeval, the net, a weights file) or ``gnubg`` (gnubg's
+0-ply through the optional ``gnubg-nn`` package).
+
+Players that exist in C (every level, pubeval) are played by the OpenMP duel
+kernel; a duel involving gnubg runs a Python game loop on the same dice.
+Results depend only on the seed, never on the number of threads.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, asdict
+
+import numpy as np
+
+from . import _net
+from .errors import BgfastError
+from .levels import Level, get_level, NET
+
+__all__ = ["DuelResult", "duel", "get_player", "GnubgPlayer", "gnubg_available"]
+
+
+def gnubg_available() -> bool:
+    try:
+        import gnubg_nn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class GnubgPlayer:
+    """gnubg's 0-ply play (``gnubg_nn.best_move``); needs the optional gnubg-nn package."""
+
+    name = "gnubg"
+
+    def __init__(self):
+        try:
+            import gnubg_nn
+        except ImportError:
+            raise BgfastError("the gnubg player needs the optional package gnubg-nn "
+                              "(pip install gnubg-nn)") from None
+        self._g = gnubg_nn
+
+    def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
+        moves, key = self._g.best_move(board.tolist(), d1, d2, b=1)
+        if not moves:
+            return board[::-1].copy()
+        return np.asarray(self._g.board_from_position_key(key), dtype=np.uint8)
+
+
+class _LevelPlayer:
+    def __init__(self, level: Level):
+        self.level = level
+        self.name = level.name
+
+    def play(self, board, d1, d2, seed):
+        _, res = self.level.choose_boards(board[None], [[d1, d2]], seed)
+        return res[0]
+
+
+def get_player(name):
+    """A :class:`bgfast.levels.Level` or :class:`GnubgPlayer` by name."""
+    if isinstance(name, (Level, GnubgPlayer)):
+        return name
+    if str(name).strip().lower() == "gnubg":
+        return GnubgPlayer()
+    return get_level(str(name))
+
+
+@dataclass
+class DuelResult:
+    a: str
+    b: str
+    seed: int
+    pairs: int
+    games: int
+    ppg: float                  # points per game for A
+    se: float                   # standard error of ppg (over the pairs)
+    wins_a: int
+    gammons_a: int              # gammons won by A (backgammons not included)
+    backgammons_a: int
+    wins_b: int
+    gammons_b: int
+    backgammons_b: int
+    plies: float                # mean plies per game
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def text(self) -> str:
+        return (f"{self.a} vs {self.b}: {self.games} games ({self.pairs} duplicate pairs), "
+                f"seed {self.seed}\n"
+                f"{self.a}: {self.ppg:+.4f} points per game (standard error {self.se:.4f})\n"
+                f"{'player':<12}{'wins':>8}{'gammons':>10}{'backgammons':>13}\n"
+                f"{self.a[:12]:<12}{self.wins_a:>8}{self.gammons_a:>10}{self.backgammons_a:>13}\n"
+                f"{self.b[:12]:<12}{self.wins_b:>8}{self.gammons_b:>10}{self.backgammons_b:>13}")
+
+
+def _summarise(a, b, seed, pts, plies, seconds) -> DuelResult:
+    pts = np.asarray(pts, dtype=np.int64)          # [pairs, 2] points for A
+    n = pts.shape[0]
+    pair_mean = pts.mean(axis=1)
+    se = float(pair_mean.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+    flat = pts.ravel()
+    return DuelResult(
+        a=a, b=b, seed=seed, pairs=n, games=2 * n, ppg=float(flat.mean()) if n else 0.0, se=se,
+        wins_a=int((flat > 0).sum()), gammons_a=int((flat == 2).sum()),
+        backgammons_a=int((flat == 3).sum()), wins_b=int((flat < 0).sum()),
+        gammons_b=int((flat == -2).sum()), backgammons_b=int((flat == -3).sum()),
+        plies=float(np.mean(plies)) if n else 0.0, seconds=round(seconds, 3))
+
+
+def _py_game(players, seed: int, pair: int, swap: int) -> tuple[int, int]:
+    """One game in Python on the duel kernel's dice; returns (points for
+    players[0], plies)."""
+    from .position import Position
+
+    b = np.array(Position.initial().board)
+    rolls = _net.dice_rolls(seed, pair, 512)
+    t = 0
+    while True:
+        if t >= len(rolls):
+            rolls = _net.dice_rolls(seed, pair, 2 * len(rolls))
+        r = int(rolls[t])
+        who = (t & 1) ^ swap
+        pseed = (seed * 1_000_003 + pair * 8 + swap * 2 + who) * 100_003 + t
+        b = players[who].play(b, r // 6 + 1, r % 6 + 1, pseed & (2**63 - 1))
+        t += 1
+        if b[0].sum() == 0:                    # the mover (now row 0) is off
+            loser = b[1]
+            pts = 1
+            if loser[:25].sum() == 15:
+                pts = 3 if loser[18:25].sum() else 2
+            return (pts if who == 0 else -pts), t
+        if t > 20000:
+            raise RuntimeError("a duel game did not end")
+
+
+def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
+         progress=None, python: bool = False) -> DuelResult:
+    """Play ``games`` games (rounded up to whole duplicate pairs) of A against B.
+
+    ``python=True`` plays every game with the Python game loop (the one used
+    for gnubg) instead of the C kernel -- the same dice, for checking."""
+    import time
+
+    if games < 1:
+        raise BgfastError("games must be >= 1")
+    pa, pb = get_player(a), get_player(b)
+    na, nb = getattr(pa, "name", str(a)), getattr(pb, "name", str(b))
+    if na == nb:
+        na, nb = f"{na} (A)", f"{nb} (B)"
+    pairs = (games + 1) // 2
+    threads = threads or os.cpu_count() or 1
+    t0 = time.monotonic()
+    if isinstance(pa, Level) and isinstance(pb, Level) and not python:
+        from . import evaluate  # noqa: F401  (installs the pubeval weights)
+        if pa.kind == NET or pb.kind == NET:
+            evaluate._ensure_tables()
+        spec = (pa.spec(), pb.spec())
+        chunks, plies = [], []
+        step = max(1, min(pairs, 500))
+        for first in range(0, pairs, step):
+            n = min(step, pairs - first)
+            p, pl = _net.duel(spec, seed & (2**64 - 1), first, n, threads)
+            chunks.append(p)
+            plies.append(pl)
+            if progress:
+                progress(first + n, pairs)
+        pts = np.concatenate(chunks)
+        pl = np.concatenate(plies)
+    else:
+        players = [p if isinstance(p, GnubgPlayer) else _LevelPlayer(p) for p in (pa, pb)]
+        pts = np.zeros((pairs, 2), dtype=np.int64)
+        pl = np.zeros((pairs, 2), dtype=np.int64)
+        for k in range(pairs):
+            for s in range(2):
+                pts[k, s], pl[k, s] = _py_game(players, seed, k, s)
+            if progress and (k % 50 == 49 or k == pairs - 1):
+                progress(k + 1, pairs)
+    return _summarise(na, nb, seed, pts, pl, time.monotonic() - t0)

@@ -1,0 +1,217 @@
+"""The neural-net evaluator: weights files and the evaluator object.
+
+The net (see ``bgfast._net``) has TD-Gammon style inputs, 98 per side (the
+player on roll first): for each of the 24 points 4 units (n >= 1, n >= 2,
+n >= 3, (n - 3) / 2 above 3), the bar (n / 2) and the borne-off checkers
+(n / 15) -- layout name :data:`LAYOUT`.  One sigmoid hidden layer and 5
+sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
+backgammon, lose gammon, lose backgammon)`` for the player on roll.  There
+are two nets of the same shape, one for contact and one for race positions;
+bear-off positions use the exact bear-off databases.
+
+Weights file (numpy ``.npz``)::
+
+    format_version  int      FORMAT_VERSION
+    layout          str      LAYOUT
+    w1 float32[2, 196, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
+    checksum        str      sha256 of the four arrays (see :func:`checksum`)
+    meta            str      JSON: how the weights were made (training state)
+
+:func:`load` raises :class:`NetFileError` (a :class:`bgfast.errors.DatabaseError`)
+for a missing, truncated, corrupt or mismatched file.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from importlib import resources
+
+import numpy as np
+
+from . import _net
+from .errors import DatabaseError, InvalidDiceError
+from .evaluate import Evaluator, register_evaluator, _ensure_tables
+from .position import as_boards
+
+__all__ = ["FORMAT_VERSION", "LAYOUT", "NetFileError", "Net", "NetEvaluator",
+           "load", "save", "default_net", "default_weights_path", "checksum", "random_net"]
+
+FORMAT_VERSION = 1
+LAYOUT = "td4-196"          # 2 sides x (24 points x 4 units + bar + off)
+INPUTS = 196
+_ARRAYS = ("w1", "b1", "w2", "b2")
+
+
+class NetFileError(DatabaseError):
+    """A net weights file that is missing, truncated, corrupt or of another format/layout."""
+
+
+def checksum(w1, b1, w2, b2) -> str:
+    """sha256 (hex) over the shapes and little-endian float32 bytes of the arrays."""
+    h = hashlib.sha256()
+    for a in (w1, b1, w2, b2):
+        a = np.ascontiguousarray(a, dtype="<f4")
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+class Net:
+    """A loaded net: the weights (a kernel :class:`bgfast._net.Model`) and
+    its metadata (``meta`` dict)."""
+
+    def __init__(self, model: "_net.Model", meta: dict | None = None):
+        self.model = model
+        self.meta = dict(meta or {})
+
+    @property
+    def hidden(self) -> int:
+        return self.model.hidden
+
+    def arrays(self) -> dict:
+        return {k: np.array(getattr(self.model, k)) for k in _ARRAYS}
+
+    def copy(self) -> "Net":
+        a = self.arrays()
+        return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"]), self.meta)
+
+    def evaluate_batch(self, boards, *, tables: bool = True, nthreads: int = 1) -> np.ndarray:
+        """0-ply probabilities float64[N, 5] for the player on roll."""
+        b = as_boards(boards)
+        if tables:
+            _ensure_tables()
+        return self.model.evaluate(b, tables, nthreads)
+
+    def evaluate_plies(self, boards, plies: int, *, tables: bool = True) -> np.ndarray:
+        b = as_boards(boards)
+        if tables:
+            _ensure_tables()
+        return self.model.evaluate_plies(b, int(plies), tables)
+
+    def choose(self, boards, dice, *, plies: int = 0, noise: float = 0.0, seed: int = 0,
+               tables: bool = True):
+        """The play chosen for each (board, dice) at ``plies`` (0, 1, 2) with
+        Gaussian equity noise of std ``noise`` (seeded): ``(counts int64[N],
+        results uint8[N, 2, 25])``, results with the turn passed."""
+        b = as_boards(boards)
+        d = np.ascontiguousarray(np.broadcast_to(np.asarray(dice, dtype=np.int64), (b.shape[0], 2)))
+        if d.size and (d.min() < 1 or d.max() > 6):
+            raise InvalidDiceError("dice must be 1..6")
+        if tables:
+            _ensure_tables()
+        counts, results = self.model.choose(b, d, int(plies), float(noise), int(seed) & (2**64 - 1),
+                                            tables)
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("move generation failed")
+        return counts, results
+
+
+def random_net(hidden: int = 64, seed: int = 0, scale: float = 0.1) -> Net:
+    """Small random weights (the start of training), seeded."""
+    rng = np.random.default_rng(seed)
+    w1 = rng.uniform(-scale, scale, (2, INPUTS, hidden)).astype(np.float32)
+    b1 = np.zeros((2, hidden), np.float32)
+    w2 = rng.uniform(-scale, scale, (2, hidden, 5)).astype(np.float32)
+    b2 = np.zeros((2, 5), np.float32)
+    return Net(_net.Model(w1, b1, w2, b2), {"init_seed": seed, "hidden": hidden})
+
+
+def save(net: Net, path) -> None:
+    """Write ``net`` to ``path`` (.npz), atomically (a temporary file then rename)."""
+    a = net.arrays()
+    path = os.fspath(path)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(LAYOUT),
+                            checksum=np.str_(checksum(**a)),
+                            meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a)
+    os.replace(tmp, path)
+
+
+def load(path) -> Net:
+    """Read a weights file written by :func:`save`; :class:`NetFileError` if it is not valid."""
+    name = os.fspath(path) if not hasattr(path, "read_bytes") else str(path)
+    try:
+        data = path.read_bytes() if hasattr(path, "read_bytes") else open(path, "rb").read()
+    except OSError as exc:
+        raise NetFileError(f"cannot read net weights {name}: {exc.strerror or exc}") from None
+    try:
+        z = np.load(io.BytesIO(data), allow_pickle=False)
+        keys = set(z.files)
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise NetFileError(f"{name} is not a net weights file (.npz): {exc}") from None
+    missing = {"format_version", "layout", "checksum", *_ARRAYS} - keys
+    if missing:
+        raise NetFileError(f"{name} is not a bgfast net weights file (missing {', '.join(sorted(missing))})")
+    try:
+        version = int(z["format_version"])
+        layout = str(z["layout"])
+        stored = str(z["checksum"])
+        a = {k: z[k] for k in _ARRAYS}
+        meta = json.loads(str(z["meta"])) if "meta" in keys else {}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+        raise NetFileError(f"{name} is corrupt: {exc}") from None
+    if version != FORMAT_VERSION:
+        raise NetFileError(f"{name} has net format version {version}; this bgfast reads version "
+                           f"{FORMAT_VERSION}")
+    if layout != LAYOUT:
+        raise NetFileError(f"{name} has input layout {layout!r}; this bgfast uses {LAYOUT!r}")
+    if any(a[k].dtype != np.float32 for k in _ARRAYS):
+        raise NetFileError(f"{name}: the weights must be float32")
+    if checksum(**a) != stored:
+        raise NetFileError(f"{name} is corrupt: checksum mismatch")
+    try:
+        model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"])
+    except ValueError as exc:
+        raise NetFileError(f"{name}: {exc}") from None
+    return Net(model, meta)
+
+
+def default_weights_path():
+    """The weights shipped with the package."""
+    return resources.files("bgfast") / "data" / "net" / "bgfast-net.npz"
+
+
+_DEFAULT = None
+
+
+def default_net() -> Net:
+    """The shipped net (loaded once)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = load(default_weights_path())
+    return _DEFAULT
+
+
+class NetEvaluator(Evaluator):
+    """The neural net as an evaluator of :mod:`bgfast.evaluate` (name ``"net"``):
+    finished games exactly, bear-off positions from the bear-off databases,
+    race and contact positions by the net.  ``plies`` > 0 evaluates with
+    look-ahead; :meth:`choose` picks plays at that depth."""
+
+    name = "net"
+    kernel = None          # not a slot of the rollout kernel (yet)
+
+    def __init__(self, net: Net | str | os.PathLike | None = None, plies: int = 0,
+                 nthreads: int = 1):
+        if net is None:
+            net = default_net()
+        elif not isinstance(net, Net):
+            net = load(net)
+        self.net = net
+        self.plies = int(plies)
+        self.nthreads = int(nthreads)
+
+    def evaluate_batch(self, boards) -> np.ndarray:
+        if self.plies:
+            return self.net.evaluate_plies(boards, self.plies)
+        return self.net.evaluate_batch(boards, nthreads=self.nthreads)
+
+    def choose(self, boards, dice):
+        return self.net.choose(boards, dice, plies=self.plies)
+
+
+register_evaluator("net", NetEvaluator)

@@ -1,0 +1,299 @@
+"""The neural-net evaluator: forward pass, incremental play choice, weights
+files, training determinism and resume, the levels."""
+import numpy as np
+import pytest
+
+from bgfast import _net, net as netmod, train as trainmod
+from bgfast.errors import DatabaseError
+from bgfast.evaluate import equity, evaluate_ply, get_evaluator
+from bgfast.levels import LEVEL_NAMES, get_level, Level, NET
+from bgfast.movegen import legal_plays, legal_plays_batch
+from bgfast.position import Position, PositionClass, classify_boards
+
+
+def _random_boards(n, seed):
+    """Boards met in random play from the opening (every class)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    b = np.array(Position.initial().board)
+    while len(out) < n:
+        d = rng.integers(1, 7, size=2)
+        offs, res = legal_plays_batch(b[None], d[None].astype(np.int64))
+        if offs[1] == 0:
+            b = b[::-1].copy()
+        else:
+            b = res[offs[0] + rng.integers(offs[1])].copy()
+        if b[0].sum() == 0 or b[1].sum() == 0:
+            b = np.array(Position.initial().board)
+            continue
+        out.append(b.copy())
+    return np.ascontiguousarray(out, dtype=np.uint8)
+
+
+@pytest.fixture(scope="module")
+def boards():
+    return _random_boards(600, 7)
+
+
+@pytest.fixture(scope="module")
+def rnet():
+    # larger than the training init so outputs are spread out
+    return netmod.random_net(hidden=24, seed=3, scale=0.5)
+
+
+def _encode_ref(b):
+    """Reference encoding in numpy, written from the layout description."""
+    x = np.zeros(196, np.float32)
+    for side, row in ((0, b[1]), (1, b[0])):
+        o = side * 98
+        for i in range(24):
+            n = int(row[i])
+            x[o + 4 * i] = n >= 1
+            x[o + 4 * i + 1] = n >= 2
+            x[o + 4 * i + 2] = n >= 3
+            x[o + 4 * i + 3] = (n - 3) / 2 if n > 3 else 0
+        x[o + 96] = row[24] / 2
+        x[o + 97] = (15 - int(row.sum())) / 15
+    return x
+
+
+def _forward_ref(net, boards):
+    a = net.arrays()
+    cls = classify_boards(boards)
+    out = np.empty((len(boards), 5))
+    for i, b in enumerate(boards):
+        k = 0 if cls[i] == PositionClass.CONTACT else 1
+        x = _encode_ref(b).astype(np.float64)
+        h = 1 / (1 + np.exp(-(x @ a["w1"][k] + a["b1"][k])))
+        p = 1 / (1 + np.exp(-(h @ a["w2"][k] + a["b2"][k])))
+        p[1] = min(p[1], p[0])
+        p[2] = min(p[2], p[1])
+        p[3] = min(p[3], 1 - p[0])
+        p[4] = min(p[4], p[3])
+        out[i] = p
+    return out
+
+
+def test_encoding_matches_reference(boards):
+    x = _net.encode(boards[:200])
+    ref = np.array([_encode_ref(b) for b in boards[:200]])
+    np.testing.assert_allclose(x, ref, atol=1e-7)
+
+
+def test_forward_matches_numpy_reference(boards, rnet):
+    got = rnet.evaluate_batch(boards, tables=False)
+    ref = _forward_ref(rnet, boards)
+    assert np.abs(got - ref).max() < 2e-5
+    # both nets were exercised
+    cls = classify_boards(boards)
+    assert (cls == PositionClass.CONTACT).any() and (cls != PositionClass.CONTACT).any()
+    assert got[:, 0].std() > 0.02
+
+
+def test_batch_equals_single_and_threads(boards, rnet):
+    batch = rnet.evaluate_batch(boards)
+    single = np.array([rnet.evaluate_batch(b[None])[0] for b in boards[:100]])
+    np.testing.assert_array_equal(batch[:100], single)
+    np.testing.assert_array_equal(rnet.evaluate_batch(boards, nthreads=2), batch)
+
+
+def test_incremental_choice_equals_full_evaluation(boards, rnet):
+    rng = np.random.default_rng(1)
+    sub = boards[:150]
+    dice = rng.integers(1, 7, size=(len(sub), 2)).astype(np.int64)
+    counts, res = rnet.choose(sub, dice, tables=False)
+    offs, allres = legal_plays_batch(sub, dice)
+    np.testing.assert_array_equal(counts, np.diff(offs))
+    for i in range(len(sub)):
+        if counts[i] == 0:
+            np.testing.assert_array_equal(res[i], sub[i][::-1])
+            continue
+        cand = allres[offs[i]:offs[i + 1]]
+        eq = -equity(rnet.evaluate_batch(cand, tables=False))
+        j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
+        assert eq[j] >= eq.max() - 1e-5
+
+
+def test_one_ply_matches_python_lookahead(boards, rnet):
+    sub = boards[::60][:6]
+    got = rnet.evaluate_plies(sub, 1)
+    ev = netmod.NetEvaluator(rnet)
+    ref = evaluate_ply(sub, 1, ev)
+    assert np.abs(got - ref).max() < 1e-4
+
+
+def test_evaluator_interface(rnet):
+    ev = netmod.NetEvaluator(rnet)
+    e = ev.evaluate(Position.initial())
+    assert len(e.probs) == 5 and 0 < e.probs[0] < 1
+    assert e.equity == pytest.approx(float(equity(np.array(e.probs))))
+    assert get_evaluator("net").name == "net"
+
+
+def test_save_load_round_trip(tmp_path, rnet, boards):
+    rnet.meta["note"] = "round trip"
+    path = tmp_path / "w.npz"
+    netmod.save(rnet, path)
+    back = netmod.load(path)
+    for k, v in rnet.arrays().items():
+        np.testing.assert_array_equal(back.arrays()[k], v)
+    assert back.meta["note"] == "round trip"
+    np.testing.assert_array_equal(back.evaluate_batch(boards), rnet.evaluate_batch(boards))
+
+
+def _rewrite(path, out, **changes):
+    z = dict(np.load(path))
+    z.update(changes)
+    with open(out, "wb") as f:
+        np.savez(f, **z)
+
+
+def test_bad_files_give_clear_errors(tmp_path, rnet):
+    good = tmp_path / "good.npz"
+    netmod.save(rnet, good)
+    data = good.read_bytes()
+    cases = {}
+    (tmp_path / "trunc.npz").write_bytes(data[: len(data) // 2])
+    cases["trunc.npz"] = "not a net weights file"
+    (tmp_path / "text.npz").write_text("hello")
+    cases["text.npz"] = "not a net weights file"
+    a = rnet.arrays()
+    w1 = a["w1"].copy()
+    w1[0, 0, 0] += 1.0
+    _rewrite(good, tmp_path / "tampered.npz", w1=w1)
+    cases["tampered.npz"] = "checksum"
+    _rewrite(good, tmp_path / "layout.npz", layout=np.str_("other-layout"))
+    cases["layout.npz"] = "input layout"
+    _rewrite(good, tmp_path / "version.npz", format_version=np.int64(99))
+    cases["version.npz"] = "format version"
+    z = dict(np.load(good))
+    del z["checksum"]
+    with open(tmp_path / "nocheck.npz", "wb") as f:
+        np.savez(f, **z)
+    cases["nocheck.npz"] = "missing checksum"
+    for name, msg in cases.items():
+        with pytest.raises(netmod.NetFileError, match=msg):
+            netmod.load(tmp_path / name)
+    with pytest.raises(DatabaseError, match="cannot read"):
+        netmod.load(tmp_path / "absent.npz")
+
+
+def test_shipped_weights_load():
+    n = netmod.default_net()
+    assert n.hidden >= 16
+    assert "train" in n.meta and n.meta["train"]["games_done"] > 0
+    p = n.evaluate_batch(Position.initial().board[None])[0]
+    assert 0.35 < p[0] < 0.65          # the opening is close to even
+
+
+def test_training_deterministic_and_resumable(tmp_path):
+    kw = dict(hidden=8, seed=5, alpha=0.1, lam=0.7, round_games=8, progress=False)
+    trainmod.train(tmp_path / "a.npz", 48, threads=1, **kw)
+    trainmod.train(tmp_path / "b.npz", 48, threads=2, **kw)
+    trainmod.train(tmp_path / "c.npz", 16, threads=1, **kw)
+    st = trainmod.train(tmp_path / "c.npz", 48, threads=2, resume=True, **kw)
+    assert st["games_done"] == 48
+    a, b, c = (netmod.load(tmp_path / f"{x}.npz").arrays() for x in "abc")
+    init = netmod.random_net(8, 5).arrays()
+    assert not np.array_equal(a["w1"], init["w1"])      # it learned something
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+        np.testing.assert_array_equal(a[k], c[k])
+    trainmod.train(tmp_path / "d.npz", 48, threads=1, **{**kw, "seed": 6})
+    assert not np.array_equal(netmod.load(tmp_path / "d.npz").arrays()["w1"], a["w1"])
+
+
+def test_training_learns_the_race(tmp_path):
+    """A short run already prefers the side that is far ahead in a race."""
+    trainmod.train(tmp_path / "t.npz", 3000, hidden=16, seed=1, threads=2, progress=False)
+    n = netmod.load(tmp_path / "t.npz")
+    b = np.zeros((2, 2, 25), np.uint8)
+    b[0, 1, [5, 6, 7]] = 5          # on roll: 15 checkers on points 6-8
+    b[0, 0, [20, 21, 22]] = 5       # opponent: far back, no contact
+    b[1] = b[0, ::-1]
+    p = n.evaluate_batch(b, tables=False)
+    assert p[0, 0] > 0.75 and p[1, 0] < 0.25
+
+
+@pytest.mark.parametrize("name", LEVEL_NAMES + ("pubeval",))
+def test_levels_make_legal_plays(name, boards, rnet):
+    lev = get_level(name)
+    if lev.kind == NET:
+        lev = Level(lev.name, NET, lev.plies, lev.noise, rnet)
+    rng = np.random.default_rng(2)
+    idx = rng.choice(len(boards), size=4 if lev.plies == 2 else 12, replace=False)
+    for i in idx:
+        pos = Position(boards[i])
+        d1, d2 = (int(x) for x in rng.integers(1, 7, size=2))
+        after = lev.choose_play(pos, d1, d2, seed=int(i))
+        legal = {p.position for p in legal_plays(pos, d1, d2)} or {pos.swap()}
+        assert after in legal
+
+
+def test_noise_is_seeded(boards, rnet):
+    lev = Level("x", NET, 0, 0.5, rnet)
+    dice = np.tile([[6, 3]], (200, 1))
+    a = lev.choose_boards(boards[:200], dice, seed=4)[1]
+    b = lev.choose_boards(boards[:200], dice, seed=4)[1]
+    c = lev.choose_boards(boards[:200], dice, seed=5)[1]
+    quiet = rnet.choose(boards[:200], dice)[1]
+    np.testing.assert_array_equal(a, b)
+    assert (a != c).any() and (a != quiet).any()
+
+
+def test_expert_sees_the_reply():
+    """2-ply and 1-ply searches run and give legal values near 0-ply on a quiet position."""
+    n = netmod.default_net()
+    p = Position.initial().board[None]
+    v0, v1, v2 = (n.evaluate_plies(p, k)[0] for k in (0, 1, 2))
+    for v in (v1, v2):
+        assert 0 < v[0] < 1 and abs(v[0] - v0[0]) < 0.1
+
+
+@pytest.mark.parametrize("name", ["beginner", "medium", "hard"])
+def test_level_players_finish_a_game(name):
+    from bgfast.game import Game
+    from bgfast.levels import make_level_player
+    from bgfast.players import play_game
+
+    g = play_game(Game(seed=3), [make_level_player(name, seed=1), make_level_player("easy", seed=2)])
+    assert g.phase.name == "OVER"
+
+
+def test_level_player_pick_matches_kernel(boards):
+    """The Python move choice of a level (terminal game) equals the kernel's (duels)."""
+    from bgfast.levels import pick_result
+
+    lev = get_level("hard")
+    rng = np.random.default_rng(9)
+    for i in rng.choice(len(boards), size=5, replace=False):
+        d = rng.integers(1, 7, size=2).astype(np.int64)
+        offs, res = legal_plays_batch(boards[i][None], d[None])
+        if offs[1] < 2:
+            continue
+        j = pick_result(lev, res)
+        _, k = lev.choose_boards(boards[i][None], d[None])
+        np.testing.assert_array_equal(res[j], k[0])
+
+
+def test_supervised_phase_is_deterministic_and_moves_towards_targets(tmp_path):
+    init = netmod.random_net(hidden=8, seed=2)
+    netmod.save(init, tmp_path / "i.npz")
+    kw = dict(plies=1, seed=3, alpha=0.05, epochs=2, progress=False)
+    st = trainmod.supervise(tmp_path / "a.npz", tmp_path / "i.npz", 4, **kw)
+    trainmod.supervise(tmp_path / "b.npz", tmp_path / "i.npz", 4, **kw)
+    a, b = netmod.load(tmp_path / "a.npz"), netmod.load(tmp_path / "b.npz")
+    np.testing.assert_array_equal(a.arrays()["w1"], b.arrays()["w1"])
+    assert st["positions"] > 20 and a.meta["supervised"][0]["plies"] == 1
+    assert not np.array_equal(a.arrays()["w1"], init.arrays()["w1"])
+
+
+def test_supervised_steps_fit_targets():
+    n = netmod.random_net(hidden=8, seed=2)
+    pos = n.model.selfplay_states(3, 0, 4)
+    tgt = np.tile([0.9, 0.3, 0.05, 0.1, 0.01], (len(pos), 1))
+    err = [np.abs(n.evaluate_batch(pos, tables=False) - tgt).mean()]
+    for _ in range(4):
+        n.model.learn(pos, tgt, 0.01)
+        err.append(np.abs(n.evaluate_batch(pos, tables=False) - tgt).mean())
+    assert err[0] > 0.2 and err[-1] < 0.05 and all(np.diff(err) < 0)
