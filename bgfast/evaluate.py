@@ -29,6 +29,8 @@ The composite evaluator and the pubeval move choice also exist in C
 """
 from __future__ import annotations
 
+import abc
+
 import json
 import warnings
 from dataclasses import dataclass
@@ -135,7 +137,7 @@ class Evaluation:
 
 # ---------------------------------------------------------------- evaluators
 
-class Evaluator:
+class Evaluator(abc.ABC):
     """Base class: implement :meth:`evaluate_batch`.
 
     ``kernel`` is the evaluator's slot in the C kernels (rollouts), or None
@@ -146,8 +148,9 @@ class Evaluator:
     name = "evaluator"
     kernel: int | None = None
 
+    @abc.abstractmethod
     def evaluate_batch(self, boards) -> np.ndarray:
-        raise NotImplementedError
+        """``uint8[N, 2, 25]`` -> ``float64[N, 5]`` probabilities for the player on roll."""
 
     def covers(self, boards) -> np.ndarray:
         """Which boards this evaluator can evaluate (all, by default)."""

@@ -23,6 +23,8 @@ Shipped players:
 """
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from .game import Game, Match, Phase, ResultKind, max_result
@@ -33,13 +35,15 @@ __all__ = ["Player", "Beginner", "Heuristic", "play_game", "play_match",
            "heuristic_scores", "win_estimate", "PLAYERS", "make_player"]
 
 
-class Player:
-    """Base class: override the decisions.  ``name`` is shown in records."""
+class Player(abc.ABC):
+    """Base class: a player must choose plays; the cube and resignation
+    decisions have sensible defaults to override.  ``name`` is shown in records."""
 
     name = "player"
 
+    @abc.abstractmethod
     def choose_play(self, game: Game, plays: list[Play]) -> Play:
-        raise NotImplementedError
+        """The play to make, one of ``plays`` (never empty)."""
 
     def wants_to_double(self, game: Game) -> bool:
         return False

@@ -621,7 +621,11 @@ class TestPlayers:
         assert not h.wants_to_double(g)
 
     def test_default_resignation_answer(self):
-        p = Player()
+        class FirstPlay(Player):            # only the abstract choice is supplied
+            def choose_play(self, game, plays):
+                return plays[0]
+
+        p = FirstPlay()
         g = Game(position=board({12: 15}, {1: 1}), on_roll=1)  # player 1 (the loser) on roll
         g.resign(1)
         assert not p.accepts_resignation(g, ResultKind.SINGLE)  # a gammon is still possible
