@@ -153,7 +153,7 @@ ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips
 class AnalysisSettings:
     ply: int = 0
     top: int = 5
-    evaluator: str = "composite"
+    evaluator: str = "net"
     rollout_games: int = 0             # > 0: add a per-position rollout
     seed: int = 1
 

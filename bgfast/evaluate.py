@@ -331,6 +331,16 @@ _REGISTRY: dict[str, Callable[[], Evaluator]] = {
 }
 
 
+def _net_evaluator() -> Evaluator:
+    """bgfast's own neural net (bgfast.net), loaded on first use."""
+    from .net import NetEvaluator
+
+    return NetEvaluator()
+
+
+_REGISTRY["net"] = _net_evaluator
+
+
 def register_evaluator(name: str, factory: Callable[[], Evaluator]) -> None:
     """Add an evaluator (the slot for the neural net): ``factory()`` -> Evaluator."""
     _REGISTRY[name] = factory

@@ -353,7 +353,7 @@ def test_cli_position_source(monkeypatch):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert calls == [Position.initial()]
-    assert doc["source"] == "bgfast.evaluate (composite)" and doc["efficiency"] == 0.68
+    assert doc["source"] == "bgfast.evaluate (net)" and doc["efficiency"] == 0.68
     ref = cube_decision((0.72, 0.25, 0.01, 0.08, 0.0))
     assert doc["equities"]["no_double"] == pytest.approx(ref.no_double)
 

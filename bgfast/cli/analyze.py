@@ -12,7 +12,7 @@ from . import emit_json, main
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=0, show_default=True,
                  help="Evaluation depth."),
-    click.option("--evaluator", default="composite", show_default=True,
+    click.option("--evaluator", default="net", show_default=True,
                  help="Evaluator name (see bgfast.evaluate.evaluator_names())."),
     click.option("--jobs", "-j", type=click.IntRange(1, 256), default=os.cpu_count() or 1,
                  show_default="all cores", help="Local worker processes."),

@@ -42,7 +42,7 @@ def _optional_module(name: str):
         raise MissingEvaluatorError(f"bgfast.{name} cannot be loaded: {exc}") from None
 
 
-def position_probabilities(position, evaluator: str = "composite"):
+def position_probabilities(position, evaluator: str = "net"):
     """Probabilities for a position, from the best source available.
 
     Home-board positions: ``bgfast.bearoff.probe`` (exact probabilities and
@@ -149,7 +149,7 @@ def _format(dec: _cube.CubeDecision, source: str) -> str:
                    "prefix of CSV files written by 'bgfast met --generate --output'.")
 @click.option("--efficiency", type=float, default=None,
               help="Cube efficiency (default: by position class; 0.68 with --probs).")
-@click.option("--evaluator", default="composite", show_default=True,
+@click.option("--evaluator", default="net", show_default=True,
               help="bgfast.evaluate evaluator for POSITION outside the bear-off tables.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def cube_command(position, probs, score, length, crawford, money, jacoby, beaver, cube_value, owner,

@@ -13,8 +13,8 @@ DICE = DiceParam()
 
 @main.command()
 @click.argument("position", type=POSITION)
-@click.option("--evaluator", "-e", default="composite", show_default=True,
-              help="exact, race, pubeval or composite.")
+@click.option("--evaluator", "-e", default="net", show_default=True,
+              help="net (bgfast's neural net, exact bear-offs), composite (tables + pubeval), exact, race or pubeval.")
 @click.option("--plies", "-p", type=click.IntRange(0, 2), default=0, show_default=True,
               help="Search depth (0, 1 or 2; the 21 rolls averaged per ply).")
 @click.option("--dice", "-d", type=DICE, default=None,
