@@ -64,15 +64,15 @@ import dataclasses
 import mmap
 import os
 import struct
-import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from . import _bearoff as _k
+from ._files import atomic_write
 from .errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
 
 __all__ = [
@@ -251,24 +251,6 @@ def _check_header(h: _Header, path) -> None:
         bad = "kind"
     if bad:
         raise DatabaseError(f"{path}: inconsistent header ({bad})")
-
-
-def _atomic_write(path, parts: Iterable[bytes]) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for p in parts:
-                f.write(p)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _available_memory() -> int:
@@ -566,7 +548,7 @@ class OneSidedTable(_Table):
         head = _pack_header(KIND_ONE_SIDED, self.points, self.checkers, LAYOUT_WINDOWS, 2, w,
                             FLAG_COMPLETE, n, 0.0, _one_sided_data_size(n, w), 0,
                             crc & 0xFFFFFFFF)
-        _atomic_write(path, [head] + parts)
+        atomic_write(path, [head] + parts)
 
 
 def one_sided_memory(points: int, checkers: int = 15, window: int = DEFAULT_WINDOW) -> int:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+from ._files import atomic_write
 from .errors import BgfastError, InvalidRecordError
 from .formats import apply_moves
 from .game import Game, Match, Phase, Rules
@@ -167,9 +168,8 @@ def dumps(match: Match) -> str:
 
 
 def dump(match: Match, path) -> None:
-    """Write ``match`` to the file ``path``."""
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(dumps(match))
+    """Write ``match`` to the file ``path`` (atomically)."""
+    atomic_write(path, dumps(match))
 
 
 # ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from importlib import resources
 import numpy as np
 
 from . import _net
+from ._files import atomic_open
 from .errors import DatabaseError, InvalidDiceError
 from .evaluate import Evaluator, register_evaluator, _ensure_tables
 from .position import as_boards
@@ -122,13 +123,10 @@ def random_net(hidden: int = 64, seed: int = 0, scale: float = 0.1) -> Net:
 def save(net: Net, path) -> None:
     """Write ``net`` to ``path`` (.npz), atomically (a temporary file then rename)."""
     a = net.arrays()
-    path = os.fspath(path)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+    with atomic_open(path, "wb") as f:
         np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(LAYOUT),
                             checksum=np.str_(checksum(**a)),
                             meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a)
-    os.replace(tmp, path)
 
 
 def load(path) -> Net:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .._files import atomic_write
 from . import emit_json, main
 
 _COMMON = [
@@ -85,19 +86,12 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
         with open(data_path, encoding="utf-8") as f:
             rows = (json.loads(line) for line in f if line.strip())
             page = html_report(rows, title=f"bgfast analysis of {os.path.basename(input_file)}")
-        _write_atomic(output, page)
+        atomic_write(output, page)
     click.echo(f"{counts['rows']} rows, {counts['errors']} failed"
                + (f" (resumed after line {counts['resumed_after_line']})"
                   if counts["resumed_after_line"] else ""), err=True)
     if counts["errors"]:
         sys.exit(1)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 @main.command("analyze-match")
@@ -136,7 +130,7 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, back
                           context=r["name"], best_play=r["best"]) for r in rows if r["flag"]]
             page = html_report(worst, title=f"Biggest errors in {os.path.basename(mat_file)}",
                                key=lambda r: r["loss"], limit=50)
-            _write_atomic(output, page)
+            atomic_write(output, page)
         else:
             buf = io.StringIO()
             if fmt == "csv":
@@ -146,7 +140,7 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, back
             else:
                 for r in rows:
                     buf.write(json.dumps(r, separators=(",", ":")) + "\n")
-            _write_atomic(output, buf.getvalue())
+            atomic_write(output, buf.getvalue())
     summary = summarize(rows, match.names)
     summary["match"] = {"length": match.length, "games": len(match.games),
                         "score": list(match.score)}

@@ -441,12 +441,10 @@ def _save_match(match: Match, path: str) -> None:
         dump(match, path)
         return
     import json
-    import os
 
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(match.to_dict(), f)
-    os.replace(tmp, path)
+    from .._files import atomic_write
+
+    atomic_write(path, json.dumps(match.to_dict()))
 
 
 def _load_match(path: str) -> Match:
