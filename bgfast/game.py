@@ -663,11 +663,7 @@ class Game:
             actions = data["actions"]
         except (TypeError, KeyError, AttributeError) as exc:
             raise InvalidRecordError(f"not a game record: {exc}") from None
-        for j, raw in enumerate(actions):
-            try:
-                g.apply(Action.from_list(raw))
-            except BgfastError as exc:
-                raise InvalidRecordError(f"action {j + 1} {raw!r}: {exc}") from None
+        _replay(g, actions, "")
         if "rng_state" in data:
             g.rng.bit_generator.state = data["rng_state"]
         return g
@@ -833,15 +829,21 @@ class Match:
         except (TypeError, KeyError) as exc:
             raise InvalidRecordError(f"not a match record: {exc}") from None
         for i, actions in enumerate(games):
-            g = m.new_game()
-            for j, raw in enumerate(actions):
-                try:
-                    g.apply(Action.from_list(raw))
-                except BgfastError as exc:
-                    raise InvalidRecordError(f"game {i + 1}, action {j + 1} {raw!r}: {exc}") from None
+            _replay(m.new_game(), actions, f"game {i + 1}, ")
         if "rng_state" in data:
             m.rng.bit_generator.state = data["rng_state"]
         return m
+
+
+def _replay(game: Game, actions, where: str) -> None:
+    """Apply recorded actions (lists, as ``Action.to_list`` writes them) to
+    ``game``; a bad one raises InvalidRecordError naming it (``where``
+    prefixes the message, e.g. ``"game 2, "``)."""
+    for j, raw in enumerate(actions):
+        try:
+            game.apply(Action.from_list(raw))
+        except BgfastError as exc:
+            raise InvalidRecordError(f"{where}action {j + 1} {raw!r}: {exc}") from None
 
 
 def money_session(rules: Rules | None = None, *, seed=None, names=("Player 0", "Player 1")) -> Match:
