@@ -194,12 +194,32 @@ def _probabilities(positions: list, settings: AnalysisSettings):
     return out
 
 
+def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
+    """The cube decision of ``pos`` at ``ctx``: action, the three equities
+    and the take point (exact cubeful money equities in two-sided bear-offs)."""
+    from .cube import MoneyRules, cube_decision
+    from .met import MatchScore
+
+    match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
+                                                 crawford=ctx.crawford)
+    exact_money = None
+    if exact is not None and exact.cubeful_no_double is not None and not ctx.jacoby:
+        nd = exact.cubeful_no_double
+        exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
+    dec = cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
+                        money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
+                        position=pos, exact_money=exact_money)
+    return {"cube_action": dec.action_text,
+            "no_double": round(float(dec.no_double), 6),
+            "double_take": round(float(dec.double_take), 6),
+            "double_pass": round(float(dec.double_pass), 6),
+            "take_point": round(float(dec.take_point_live), 6)}
+
+
 def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> dict:
     """The output row for one record (``evaluation``: its entry of
     :func:`_probabilities`, when the caller evaluated a batch)."""
-    from .cube import MoneyRules, cube_decision
     from .evaluate import equity, rank_plays
-    from .met import MatchScore
 
     pos = rec.position
     cls = pos.classify()
@@ -229,21 +249,7 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> 
             row["best_play"] = ""
             row["plays"] = []
     else:
-        ctx = rec.context
-        match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
-                                                     crawford=ctx.crawford)
-        exact_money = None
-        if exact is not None and exact.cubeful_no_double is not None and not ctx.jacoby:
-            nd = exact.cubeful_no_double
-            exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
-        dec = cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
-                            money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
-                            position=pos, exact_money=exact_money)
-        row["cube_action"] = dec.action_text
-        row["no_double"] = round(float(dec.no_double), 6)
-        row["double_take"] = round(float(dec.double_take), 6)
-        row["double_pass"] = round(float(dec.double_pass), 6)
-        row["take_point"] = round(float(dec.take_point_live), 6)
+        row.update(_cube_fields(pos, rec.context, probs, exact))
     if settings.rollout_games > 0:
         from .rollout import rollout
 
@@ -504,9 +510,9 @@ def _cube_context(game, player: int) -> Context:
 
 
 def _cube_numbers(pos: Position, ctx: Context, settings: AnalysisSettings):
-    rec = Record(0, "", pos, None, ctx)
-    row = analyze_record(rec, settings)
-    return row["no_double"], row["double_take"], row["double_pass"], row["cube_action"]
+    probs, _source, exact = _probabilities([pos], settings)[0]
+    c = _cube_fields(pos, ctx, probs, exact)
+    return c["no_double"], c["double_take"], c["double_pass"], c["cube_action"]
 
 
 def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
