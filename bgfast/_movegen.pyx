@@ -162,29 +162,31 @@ cdef inline int new_best(MoveGen* g, int used) noexcept nogil:
     return 1
 
 
-cdef inline void leaf(MoveGen* g, int used) noexcept nogil:
-    """The work board is a finished play."""
+cdef inline uint8_t* copy_out(MoveGen* g, int used) noexcept nogil:
+    """Copy the work board into the next output slot for a play using
+    ``used`` dice; NULL if the play is dropped or on an error."""
     cdef uint8_t* dst
     if not new_best(g, used):
-        return
+        return NULL
     dst = reserve(g)
-    if dst == NULL:
-        return
-    memcpy(dst, g.w, 50)
-    commit(g, g.hash, -1, -1)
+    if dst != NULL:
+        memcpy(dst, g.w, 50)
+    return dst
+
+
+cdef inline void leaf(MoveGen* g, int used) noexcept nogil:
+    """The work board is a finished play."""
+    if copy_out(g, used) != NULL:
+        commit(g, g.hash, -1, -1)
 
 
 cdef inline void leaf_move(MoveGen* g, int src, int dest, int used) noexcept nogil:
     """The work board plus one last move src -> dest is a finished play:
     write it straight into the output slot (no make/unmake)."""
-    cdef uint8_t* dst
+    cdef uint8_t* dst = copy_out(g, used)
     cdef uint64_t h
-    if not new_best(g, used):
-        return
-    dst = reserve(g)
     if dst == NULL:
         return
-    memcpy(dst, g.w, 50)
     dst[src] -= 1
     h = g.hash - ZOB[src]
     if dest >= 0:
