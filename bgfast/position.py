@@ -222,8 +222,9 @@ class Position:
     @classmethod
     def from_position_id(cls, position_id: str) -> "Position":
         """From a 14-character gnubg Position ID, e.g. ``4HPwATDgc/ABMA``."""
-        return cls.from_key(position_id_to_key(position_id.strip()
-                                               if isinstance(position_id, str) else position_id))
+        if isinstance(position_id, str):
+            position_id = position_id.strip()
+        return cls.from_key(position_id_to_key(position_id))
 
     @classmethod
     def from_xgid(cls, xgid: str) -> "Position":
@@ -384,9 +385,7 @@ def diagram(pos: Position, *, on_roll: str = "X", opponent: str = "O") -> str:
     top = list(range(13, 19)), list(range(19, 25))
     bottom = list(range(12, 6, -1)), list(range(6, 0, -1))
     lines = []
-    lines.append(" +" + "".join(f"{p:02d}"[-2:] + " " for p in top[0])[:-1].rjust(17)
-                 + "-+-" + "".join(f"{p:02d} " for p in top[1])[:-1] + "-+")
-    lines[0] = " +13-14-15-16-17-18-+---+19-20-21-22-23-24-+"
+    lines.append(" +13-14-15-16-17-18-+---+19-20-21-22-23-24-+")
     for level in range(5):
         left = "".join(cell(p, level) + " " for p in top[0])
         right = "".join(cell(p, level) + " " for p in top[1])
