@@ -122,22 +122,11 @@ cdef inline uint8_t* reserve(MoveGen* g) noexcept nogil:
     return g.out + g.n * 50
 
 
-cdef inline void commit(MoveGen* g, uint64_t h, int src, int dest) noexcept nogil:
-    """Keep the board just written at slot g.n unless an equal one is stored.
-    ``src``/``dest`` is a last move not yet on g.path (src < 0: none)."""
-    cdef uint32_t slot = <uint32_t>(h >> (64 - MG_HASH_BITS))
-    cdef uint8_t* cand = g.out + g.n * 50
+cdef inline void append(MoveGen* g, int src, int dest) noexcept nogil:
+    """Keep the board just written at slot g.n (its moves from g.path, plus
+    ``src``/``dest``, a last move not yet on g.path; src < 0: none)."""
     cdef int8_t* mv
     cdef int k
-    cdef Slot* e = &g.table[slot]
-    while e.stamp == g.stamp:
-        if e.hash == h and memcmp(g.out + (g.start + e.index) * 50, cand, 50) == 0:
-            return
-        slot = (slot + 1) & (MG_HASH_SIZE - 1)
-        e = &g.table[slot]
-    e.stamp = g.stamp
-    e.hash = h
-    e.index = <uint32_t>(g.n - g.start)
     if g.record:
         mv = g.moves + g.n * 8
         memcpy(mv, g.path, 8)
@@ -150,6 +139,23 @@ cdef inline void commit(MoveGen* g, uint64_t h, int src, int dest) noexcept nogi
             mv[k] = -1
             k += 1
     g.n += 1
+
+
+cdef inline void commit(MoveGen* g, uint64_t h, int src, int dest) noexcept nogil:
+    """append() the board just written at slot g.n unless an equal one is
+    stored (``h`` is its hash)."""
+    cdef uint32_t slot = <uint32_t>(h >> (64 - MG_HASH_BITS))
+    cdef uint8_t* cand = g.out + g.n * 50
+    cdef Slot* e = &g.table[slot]
+    while e.stamp == g.stamp:
+        if e.hash == h and memcmp(g.out + (g.start + e.index) * 50, cand, 50) == 0:
+            return
+        slot = (slot + 1) & (MG_HASH_SIZE - 1)
+        e = &g.table[slot]
+    e.stamp = g.stamp
+    e.hash = h
+    e.index = <uint32_t>(g.n - g.start)
+    append(g, src, dest)
 
 
 cdef inline int new_best(MoveGen* g, int used) noexcept nogil:
@@ -174,45 +180,61 @@ cdef inline uint8_t* copy_out(MoveGen* g, int used) noexcept nogil:
     return dst
 
 
-cdef inline void leaf(MoveGen* g, int used) noexcept nogil:
+cdef inline void leaf(MoveGen* g, int used, bint dedup) noexcept nogil:
     """The work board is a finished play."""
     if copy_out(g, used) != NULL:
-        commit(g, g.hash, -1, -1)
+        if dedup:
+            commit(g, g.hash, -1, -1)
+        else:
+            append(g, -1, -1)
 
 
-cdef inline void leaf_move(MoveGen* g, int src, int dest, int used) noexcept nogil:
+cdef inline void leaf_move(MoveGen* g, int src, int dest, int used,
+                           bint dedup) noexcept nogil:
     """The work board plus one last move src -> dest is a finished play:
-    write it straight into the output slot (no make/unmake)."""
+    write it straight into the output slot (no make/unmake).  Without
+    ``dedup`` the play is known to be new (doubles: see search_double)."""
     cdef uint8_t* dst = copy_out(g, used)
     cdef uint64_t h
     if dst == NULL:
         return
     dst[src] -= 1
+    if not dedup:
+        if dest >= 0:
+            dst[dest] += 1
+            if dst[48 - dest] == 1:         # the opponent's blot (its index 23 - dest)
+                dst[48 - dest] = 0
+                dst[49] += 1
+        append(g, src, dest)
+        return
     h = g.hash - ZOB[src]
     if dest >= 0:
         dst[dest] += 1
         h += ZOB[dest]
-        if dst[48 - dest] == 1:         # the opponent's blot (its index 23 - dest)
+        if dst[48 - dest] == 1:
             dst[48 - dest] = 0
             dst[49] += 1
             h += ZOB[49] - ZOB[48 - dest]
     commit(g, h, src, dest)
 
 
-cdef inline int target(MoveGen* g, int src, int d) noexcept nogil:
-    """Where the checker at index src (0..23 points, 24 bar) goes with die d:
-    the destination index, -1 for bearing off, or -100 if the move is illegal.
-    The opponent's made points never change during a move (a hit only
-    empties a blot), so they are a constant bit mask."""
-    cdef int dest = src - d
-    if dest >= 0:
-        return -100 if (g.blocked >> dest) & 1 else dest
-    if g.outside:
-        return -100
-    if dest == -1:
-        return -1
-    # a larger die bears off only from the highest occupied point
-    return -100 if (g.occ & 0x3F) >> (src + 1) else -1
+cdef inline uint32_t movable(MoveGen* g, uint32_t cand, int d) noexcept nogil:
+    """The sources among ``cand`` (a bit mask of occupied indices: 0..23
+    points, 24 the bar) that can move with die d.  The opponent's made
+    points never change during a play (a hit only empties a blot), so they
+    are a constant mask, g.blocked.  A move stays on
+    the board from src >= d unless index src - d is blocked; a checker bears
+    off (all checkers home) from index d - 1, or from a lower index when it
+    is the highest occupied one."""
+    cdef uint32_t low = (1u << d) - 1
+    cdef uint32_t m = cand & ~(g.blocked << d) & ~low
+    cdef int top
+    if g.outside == 0 and (cand & low):
+        m |= cand & (1u << (d - 1))
+        top = 31 - __builtin_clz(g.occ)
+        if top < d - 1:
+            m |= cand & (1u << top)
+    return m
 
 
 # The work board holds the side on roll at w[0..24] and the opponent at
@@ -263,7 +285,7 @@ cdef inline void unmake(MoveGen* g, int src, int dest, int hit) noexcept nogil:
 
 cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
                            int prune, int first_src, int first_dest,
-                           const int* legal_at_root) noexcept nogil:
+                           uint32_t legal_at_root) noexcept nogil:
     """Play die ``first`` (depth 0) then die ``second`` (depth 1).
 
     With ``prune`` (the second dice order), a second move that is legal at the
@@ -272,47 +294,56 @@ cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
     playable but not searched.
     """
     cdef int d = first if depth == 0 else second
-    cdef int src, dest, hit, moved = 0
-    cdef uint32_t todo = (1u << 24) if g.w[24] else g.occ
+    cdef int src, dest, hit
+    cdef uint32_t todo = movable(g, (1u << 24) if g.w[24] else g.occ, d)
+    if not todo:
+        leaf(g, depth, True)
+        return
+    if depth == 1 and prune and first_src != 24:
+        todo &= ~(legal_at_root & ~(1u << first_dest))
     while todo:
         src = 31 - __builtin_clz(todo)
         todo &= ~(1u << src)
-        dest = target(g, src, d)
-        if dest != -100:
-            moved = 1
-            if depth == 1:
-                if (prune and first_src != 24 and src != first_dest and legal_at_root[src]):
-                    continue
-                leaf_move(g, src, dest, 2)
-            else:
-                hit = make(g, src, dest)
-                search_nondouble(g, first, second, 1, prune, src, dest, legal_at_root)
-                unmake(g, src, dest, hit)
-            if g.error:
-                return
-    if not moved:
-        leaf(g, depth)
+        dest = src - d
+        if dest < 0:
+            dest = -1
+        if depth == 1:
+            leaf_move(g, src, dest, 2, True)
+        else:
+            hit = make(g, src, dest)
+            search_nondouble(g, first, second, 1, prune, src, dest, legal_at_root)
+            unmake(g, src, dest, hit)
+        if g.error:
+            return
 
 
 cdef void search_double(MoveGen* g, int d, int depth, int maxsrc) noexcept nogil:
-    cdef int src, dest, hit, moved = 0
-    cdef uint32_t todo = (1u << 24) if g.w[24] else (g.occ & ((2u << maxsrc) - 1))
+    """Play up to four moves of die d with non-increasing source indices.
+    Every play is reached exactly once: its moves, sorted by source, are
+    playable in that order (a checker that moves twice moves from the
+    higher point first; a bear-off only gets easier after higher checkers
+    moved), and all moves have the same length, so the result fixes the
+    moves (how many checkers cross each point) and the points landed on
+    (hits).  So doubles need no de-duplication."""
+    cdef int src, dest, hit
+    cdef uint32_t todo = movable(g, (1u << 24) if g.w[24] else (g.occ & ((2u << maxsrc) - 1)), d)
+    if not todo:
+        leaf(g, depth, False)
+        return
     while todo:
         src = 31 - __builtin_clz(todo)
         todo &= ~(1u << src)
-        dest = target(g, src, d)
-        if dest != -100:
-            moved = 1
-            if depth == 3:
-                leaf_move(g, src, dest, 4)
-            else:
-                hit = make(g, src, dest)
-                search_double(g, d, depth + 1, src)
-                unmake(g, src, dest, hit)
-            if g.error:
-                return
-    if not moved:
-        leaf(g, depth)
+        dest = src - d
+        if dest < 0:
+            dest = -1
+        if depth == 3:
+            leaf_move(g, src, dest, 4, False)
+        else:
+            hit = make(g, src, dest)
+            search_double(g, d, depth + 1, src)
+            unmake(g, src, dest, hit)
+        if g.error:
+            return
 
 
 cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) noexcept nogil:
@@ -322,7 +353,7 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
     or a negative error code.
     """
     cdef int i, hi, lo, outside = 0
-    cdef int legal_hi[25]
+    cdef uint32_t legal_hi = 0
     cdef Py_ssize_t first_pass
     memcpy(g.w, board + 25, 25)      # the side on roll first
     memcpy(g.w + 25, board, 25)
@@ -357,12 +388,11 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
     else:
         hi = d1 if d1 > d2 else d2
         lo = d2 if d1 > d2 else d1
-        search_nondouble(g, hi, lo, 0, 0, -1, -1, legal_hi)
+        search_nondouble(g, hi, lo, 0, 0, -1, -1, 0)
         # plays of the higher die alone, if that is all pass 1 could do
         first_pass = g.n if g.best == 1 else g.start
         if not g.error:
-            for i in range(25):
-                legal_hi[i] = 1 if (g.w[i] and target(g, i, hi) != -100) else 0
+            legal_hi = movable(g, g.occ, hi)
             search_nondouble(g, lo, hi, 0, 1, -1, -1, legal_hi)
         # only one die playable: the higher one must be played if it can be
         if g.best == 1 and first_pass > g.start:
