@@ -224,9 +224,10 @@ def test_bad_input_raises_specific_errors():
 # ---------------------------------------------------------------- reference
 def check_against_reference(b, d1, d2):
     ref = reference_plays(b.tolist(), d1, d2)          # {(opp, me)} unswapped
-    ours = {(tuple(int(x) for x in r[1]), tuple(int(x) for x in r[0]))
-            for r in legal_plays_batch(b, (d1, d2))[1]}
+    res = legal_plays_batch(b, (d1, d2))[1]
+    ours = {(tuple(int(x) for x in r[1]), tuple(int(x) for x in r[0])) for r in res}
     assert ours == ref, (b.tolist(), d1, d2)
+    assert len(ours) == len(res), ("duplicate results", b.tolist(), d1, d2)
 
 
 @st.composite
@@ -261,7 +262,10 @@ def differential(gnubg_nn, bs, ds):
     off, res = legal_plays_batch(bs, ds)
     mismatches = []
     for i, (b, (d1, d2)) in enumerate(zip(bs, ds)):
-        ours = {(tuple(r[1]), tuple(r[0])) for r in res[off[i]:off[i + 1]]}
+        mine = res[off[i]:off[i + 1]]
+        ours = {(tuple(r[1]), tuple(r[0])) for r in mine}
+        if len(ours) != len(mine):                    # a result given twice
+            mismatches.append(("duplicate", b.tolist(), int(d1), int(d2)))
         theirs = gnubg_results(gnubg_nn, b, d1, d2)
         if theirs == {(tuple(b[0]), tuple(b[1]))} and not ours:
             continue                                  # gnubg returns the unchanged board
