@@ -25,8 +25,10 @@ from libc.math cimport exp, expf, log, sqrt, cos
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
-                               probs_equity, swap_board, choose_play, POLICY_PUBEVAL)
-from bgfast._rollout cimport Rng, rng_seed, rng_next, rng_roll36
+                               probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
+                               register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
+from bgfast._rollout cimport (Rng, rng_seed, rng_next, rng_roll36, register_policy_slot,
+                              NUM_POLICIES, MAX_POLICIES)
 
 cnp.import_array()
 
@@ -795,6 +797,43 @@ cdef struct Player:
     NetC net
 
 
+cdef Py_ssize_t _player_choose(NetCtx* c, const Player* pl, const uint8_t* b, int d1, int d2,
+                               Rng* rng, uint8_t* out) noexcept nogil:
+    """The play of player ``pl`` (a level) for (d1, d2); result (turn
+    passed) in out.  Returns the number of legal plays, <0 on error."""
+    cdef Py_ssize_t n
+    if pl.kind == P_NET:
+        return net_choose(c, &pl.net, b, d1, d2, pl.plies, pl.noise, rng, out)
+    if pl.kind == P_PUBEVAL:
+        return choose_play(&c.g[0], b, d1, d2, POLICY_PUBEVAL, 0, out)
+    c.g[0].n = 0                          # random: a uniformly drawn legal play
+    n = movegen_plays(&c.g[0], b, d1, d2)
+    if n > 0:
+        memcpy(out, c.g[0].out + 50 * <Py_ssize_t>(rng_next(rng) % <uint64_t>n), 50)
+    elif n == 0:
+        swap_board(b, out)
+    return n
+
+
+cdef int _fill_player(Player* p, spec) except -1:
+    """A Player from a spec tuple (kind, plies, noise, Model or None)."""
+    kind, plies, noise, model = spec
+    memset(p, 0, sizeof(Player))
+    p.kind = kind
+    p.plies = plies
+    p.noise = noise
+    if kind == P_NET:
+        if not isinstance(model, Model):
+            raise TypeError("a net player needs a Model")
+        if plies < 0 or plies >= NET_MAX_DEPTH - 1:
+            raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 2}")
+        p.net = (<Model>model).net
+        p.net.tables = 1
+    elif kind not in (P_RANDOM, P_PUBEVAL):
+        raise ValueError(f"unknown player kind {kind}")
+    return 0
+
+
 cdef int _duel_game(NetCtx* c, const Player* P, uint64_t seed, int64_t pair, int swap,
                     int* plies_out) noexcept nogil:
     """One game of pair `pair`: seat 0 moves first; P[swap] sits in seat 0.
@@ -806,7 +845,6 @@ cdef int _duel_game(NetCtx* c, const Player* P, uint64_t seed, int64_t pair, int
     cdef double q[5]
     cdef int t = 0, r, seat, who, pts
     cdef Py_ssize_t n
-    cdef const Player* pl
     rng_seed(&dice, seed, <uint64_t>pair)
     rng_seed(&prng[0], seed ^ 0x5DEECE66DULL, <uint64_t>(4 * pair + 2 * swap))
     rng_seed(&prng[1], seed ^ 0x5DEECE66DULL, <uint64_t>(4 * pair + 2 * swap + 1))
@@ -818,19 +856,7 @@ cdef int _duel_game(NetCtx* c, const Player* P, uint64_t seed, int64_t pair, int
                 r = rng_roll36(&dice)
         seat = t & 1
         who = seat ^ swap                 # index into P of the player to move
-        pl = &P[who]
-        if pl.kind == P_NET:
-            n = net_choose(c, &pl.net, b, r // 6 + 1, r % 6 + 1, pl.plies, pl.noise,
-                           &prng[who], nb)
-        elif pl.kind == P_PUBEVAL:
-            n = choose_play(&c.g[0], b, r // 6 + 1, r % 6 + 1, POLICY_PUBEVAL, 0, nb)
-        else:
-            c.g[0].n = 0
-            n = movegen_plays(&c.g[0], b, r // 6 + 1, r % 6 + 1)
-            if n > 0:
-                memcpy(nb, c.g[0].out + 50 * <Py_ssize_t>(rng_next(&prng[who]) % <uint64_t>n), 50)
-            elif n == 0:
-                swap_board(b, nb)
+        n = _player_choose(c, &P[who], b, r // 6 + 1, r % 6 + 1, &prng[who], nb)
         if n < 0:
             return 0
         t += 1
@@ -851,20 +877,7 @@ def duel(specs, uint64_t seed, int64_t first_pair, int64_t npairs, int nthreads=
     cdef Player P[2]
     cdef int k
     for k in range(2):
-        kind, plies, noise, model = specs[k]
-        memset(&P[k], 0, sizeof(Player))
-        P[k].kind = kind
-        P[k].plies = plies
-        P[k].noise = noise
-        if kind == P_NET:
-            if not isinstance(model, Model):
-                raise TypeError("a net player needs a Model")
-            if plies < 0 or plies >= NET_MAX_DEPTH - 1:
-                raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 2}")
-            P[k].net = (<Model>model).net
-            P[k].net.tables = 1
-        elif kind not in (P_RANDOM, P_PUBEVAL):
-            raise ValueError(f"unknown player kind {kind}")
+        _fill_player(&P[k], specs[k])
     if nthreads < 1:
         nthreads = 1
     pts = np.zeros((npairs, 2), dtype=np.int8)
@@ -900,6 +913,70 @@ def duel(specs, uint64_t seed, int64_t first_pair, int64_t npairs, int nthreads=
         raise RuntimeError("a duel game failed (move generation error or no end)")
     return pts, plies_arr
 
+
+
+# ---------------------------------------------------------------------------
+# levels as rollout policies, the net as a rollout evaluator
+# ---------------------------------------------------------------------------
+
+cdef Player POLICY_PLAYERS[MAX_POLICIES]
+cdef NetC EVAL_NETS[MAX_EVALUATORS]
+_installed = {}          # ("policy" | "evaluator", slot) -> the Model kept alive
+
+
+cdef Py_ssize_t _policy_choose(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
+                               int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil:
+    return _player_choose(<NetCtx*>ws, <const Player*>ctx, b, d1, d2, rng, out)
+
+
+cdef void* _policy_ws_new() noexcept nogil:
+    cdef NetCtx* c = <NetCtx*>malloc(sizeof(NetCtx))
+    if c != NULL and netctx_init(c) != 0:
+        free(c)
+        c = NULL
+    return c
+
+
+cdef void _policy_ws_free(void* ws) noexcept nogil:
+    _del_ctx(<NetCtx*>ws)
+
+
+cdef void _eval_slot(const void* ctx, const uint8_t* b, double* p) noexcept nogil:
+    net_onroll(<const NetC*>ctx, b, p)
+
+
+def install_policy(int slot, spec):
+    """Make the player ``spec`` (kind, plies, noise, Model or None; see
+    :func:`duel`) the rollout policy in kernel slot ``slot`` of
+    ``bgfast._rollout`` (its plays, noise and random choices use each
+    trial's own policy stream).  Bear-off databases as in duels."""
+    if not NUM_POLICIES <= slot < MAX_POLICIES:
+        raise ValueError(f"policy slot must be in {NUM_POLICIES}..{MAX_POLICIES - 1}")
+    cdef Player p
+    _fill_player(&p, spec)
+    register_policy_slot(slot, NULL, NULL, NULL, NULL)
+    POLICY_PLAYERS[slot] = p
+    _installed[("policy", slot)] = spec[3]
+    register_policy_slot(slot, _policy_choose, _policy_ws_new, _policy_ws_free,
+                         <const void*>&POLICY_PLAYERS[slot])
+
+
+def install_evaluator(int slot, Model model):
+    """Make ``model`` (with the bear-off databases) the evaluator in kernel
+    slot ``slot`` of ``bgfast._evaluate`` (rollout luck and truncation, the
+    evaluator policy)."""
+    if not NUM_EVALUATORS <= slot < MAX_EVALUATORS:
+        raise ValueError(f"evaluator slot must be in {NUM_EVALUATORS}..{MAX_EVALUATORS - 1}")
+    register_evaluator_slot(slot, NULL, NULL)
+    EVAL_NETS[slot] = model.net
+    EVAL_NETS[slot].tables = 1
+    _installed[("evaluator", slot)] = model
+    register_evaluator_slot(slot, _eval_slot, <const void*>&EVAL_NETS[slot])
+
+
+def installed_model(str kind, int slot):
+    """The Model installed in a policy or evaluator slot by this module, or None."""
+    return _installed.get((kind, slot))
 
 
 def dice_rolls(uint64_t seed, int64_t pair, int n):

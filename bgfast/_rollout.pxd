@@ -5,6 +5,31 @@ from bgfast._movegen cimport MoveGen
 cdef struct Rng:
     uint64_t s[4]
 
+# A registered play policy (e.g. a computer level from bgfast._net): the play
+# of (d1, d2) from b (player on roll = row 1), result (turn passed) in out;
+# returns the number of legal plays, <0 on error.  ws: per-caller work space
+# from ws_new (freed with ws_free); ctx: the registrant's data; rng: the
+# trial's policy stream (noise, random choices); g: a free move generator.
+ctypedef Py_ssize_t (*policy_fn)(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
+                                 int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil
+ctypedef void* (*ws_new_fn)() noexcept nogil
+ctypedef void (*ws_free_fn)(void* ws) noexcept nogil
+
+cdef enum:
+    NUM_POLICIES = 2       # built-in: POLICY_PUBEVAL, POLICY_EVAL of bgfast._evaluate
+    MAX_POLICIES = 10      # slots NUM_POLICIES .. MAX_POLICIES - 1 are registered
+
+cdef struct PolicySlot:
+    policy_fn choose
+    ws_new_fn ws_new
+    ws_free_fn ws_free
+    const void* ctx
+
+# Install a policy in slot (NUM_POLICIES <= slot < MAX_POLICIES; choose NULL
+# clears it).  Returns 0, or -1 for a bad slot.
+cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
+                              ws_free_fn ws_free, const void* ctx) noexcept nogil
+
 cdef struct RolloutParams:
     uint64_t seed
     int truncate          # plies before the position is evaluated (0 = play to the end)
@@ -14,6 +39,8 @@ cdef struct RolloutParams:
     int evaluator         # EVAL_* of bgfast._evaluate (for luck, truncation)
     int early_stop        # stop with exact values inside the two-sided bear-off table
     int perm[2][36]       # seed-dependent permutations of the 36 outcomes, plies 0 and 1
+    const PolicySlot* ps  # a registered policy (policy >= NUM_POLICIES), else NULL
+    void* ws              # its work space
 
 cdef void rng_seed(Rng* r, uint64_t seed, uint64_t stream) noexcept nogil
 cdef uint64_t rng_next(Rng* r) noexcept nogil

@@ -117,6 +117,34 @@ cdef inline void _result_to_start(const double* p, int flip, double* res) noexce
             res[j] = p[j]
 
 
+cdef PolicySlot POLICY_SLOTS[MAX_POLICIES]
+
+
+cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
+                              ws_free_fn ws_free, const void* ctx) noexcept nogil:
+    if slot < NUM_POLICIES or slot >= MAX_POLICIES:
+        return -1
+    POLICY_SLOTS[slot].choose = choose
+    POLICY_SLOTS[slot].ws_new = ws_new
+    POLICY_SLOTS[slot].ws_free = ws_free
+    POLICY_SLOTS[slot].ctx = ctx
+    return 0
+
+
+def policy_registered(int slot):
+    """Whether a play policy is in kernel slot ``slot`` (built-ins: always)."""
+    if 0 <= slot < NUM_POLICIES:
+        return True
+    return NUM_POLICIES <= slot < MAX_POLICIES and POLICY_SLOTS[slot].choose != NULL
+
+
+cdef inline Py_ssize_t _choose(MoveGen* g, const uint8_t* b, int d1, int d2,
+                               const RolloutParams* P, Rng* prng, uint8_t* out) noexcept nogil:
+    if P.ps != NULL:
+        return P.ps.choose(P.ws, P.ps.ctx, g, b, d1, d2, prng, out)
+    return choose_play(g, b, d1, d2, P.policy, P.evaluator, out)
+
+
 cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
                     const RolloutParams* P, double* out) noexcept nogil:
     cdef uint8_t b[64]
@@ -128,10 +156,13 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
     cdef double luck[5]
     cdef double p[5]
     cdef Rng rng
+    cdef Rng prng
     cdef int ply = 0, flip = 0, o, k, j, d1, d2
     cdef Py_ssize_t n
     cdef int finished = 0
     rng_seed(&rng, P.seed, <uint64_t>trial)
+    # the policy's own stream (noise, random plays): the dice never depend on it
+    rng_seed(&prng, P.seed ^ 0xC2B2AE3D27D4EB4FULL, <uint64_t>trial)
     memcpy(b, board, 50)
     for j in range(5):
         luck[j] = 0.0
@@ -160,7 +191,7 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
         d2 = o % 6 + 1
         if P.vr:
             for k in range(21):
-                n = choose_play(g, b, R21_D1[k], R21_D2[k], P.policy, P.evaluator, best[k])
+                n = _choose(g, b, R21_D1[k], R21_D2[k], P, &prng, best[k])
                 if n < 0:
                     return <int>n
                 mover_probs(best[k], P.evaluator, v[k])
@@ -174,7 +205,7 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
             _to_start(p, flip, luck, 1.0)
             memcpy(b, best[k], 50)
         else:
-            n = choose_play(g, b, d1, d2, P.policy, P.evaluator, nb)
+            n = _choose(g, b, d1, d2, P, &prng, nb)
             if n < 0:
                 return <int>n
             memcpy(b, nb, 50)
@@ -235,6 +266,12 @@ cdef void _fill(RolloutParams* P, dict d) except *:
     P.policy = d["policy"]
     P.evaluator = d["evaluator"]
     P.early_stop = d["early_stop"]
+    P.ps = NULL
+    P.ws = NULL
+    if P.policy >= NUM_POLICIES:
+        if not policy_registered(P.policy):
+            raise ValueError(f"no play policy is registered in kernel slot {P.policy}")
+        P.ps = &POLICY_SLOTS[P.policy]
     _permutations(P.seed, P.perm)
 
 
@@ -254,7 +291,13 @@ def run_trials(const uint8_t[:, :, ::1] starts, int64_t first, int64_t count, di
     cdef int[:, ::1] pl = plies
     cdef int r, err = 0
     cdef MoveGen g
+    if P.ps != NULL and P.ps.ws_new != NULL:
+        P.ws = P.ps.ws_new()
+        if P.ws == NULL:
+            raise MemoryError("policy work space")
     if movegen_init(&g, 4096, 0) != 0:
+        if P.ws != NULL:
+            P.ps.ws_free(P.ws)
         raise MemoryError("move generator")
     try:
         with nogil:
@@ -269,6 +312,8 @@ def run_trials(const uint8_t[:, :, ::1] starts, int64_t first, int64_t count, di
                     break
     finally:
         movegen_free(&g)
+        if P.ws != NULL and P.ps.ws_free != NULL:
+            P.ps.ws_free(P.ws)
     if err:
         raise RuntimeError(f"move generation failed in a rollout (code {err})")
     return out, plies

@@ -7,7 +7,9 @@
     res.equity, res.stderr["equity"], res.to_dict()
 
 A trial plays a position to the end (or to the truncation) with the policy
-(pubeval, 0-ply) for both sides.  Everything that makes a trial's result is a
+for both sides: pubeval (the default), the best play by an evaluator, or
+any computer level (``beginner`` .. ``expert``, ``net`` = the net at
+0-ply; :data:`LEVEL_POLICIES`).  Everything that makes a trial's result is a
 function of ``(seed, trial index)``: its random stream, its stratified first
 two rolls, its luck adjustment.  Trials are split into chunks, the chunks run
 anywhere (one process, a local process pool, Ray tasks), and the per-trial
@@ -41,15 +43,56 @@ from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 
-__all__ = ["RolloutSettings", "RolloutResult", "rollout", "rollout_plays",
+__all__ = ["RolloutSettings", "RolloutResult", "rollout", "rollout_plays", "LEVEL_POLICIES",
+           "policy_names", "evaluator_names",
            "rollout_opening_rolls", "run_chunk", "OUTPUT_NAMES", "POLICIES", "BACKENDS",
            "KERNEL_EVALUATORS", "register_kernel_evaluator", "shutdown_pools"]
 
 OUTPUT_NAMES = PROB_NAMES + ("equity",)
 POLICIES = {"pubeval": POLICY_PUBEVAL, "evaluator": POLICY_EVAL}
+#: computer levels (bgfast.levels) as rollout policies: name -> kernel policy
+#: slot, installed from bgfast._net on first use in each process
+LEVEL_POLICIES = {"beginner": 2, "easy": 3, "medium": 4, "net": 5, "net0": 5,
+                  "hard": 6, "net1": 6, "expert": 7, "net2": 7}
 BACKENDS = ("local", "serial", "ray")
 #: evaluators the rollout kernel can use (luck, truncation, the "evaluator" policy)
 KERNEL_EVALUATORS = {"composite": EVAL_COMPOSITE, "pubeval": EVAL_PUBEVAL}
+#: the shipped net as a kernel evaluator (slot), installed on first use
+NET_EVALUATOR_SLOT = 7
+
+
+def policy_names() -> list[str]:
+    return list(POLICIES) + [k for k in LEVEL_POLICIES if k not in POLICIES]
+
+
+def evaluator_names() -> list[str]:
+    return list(KERNEL_EVALUATORS) + ([] if "net" in KERNEL_EVALUATORS else ["net"])
+
+
+def _policy_slot(name: str) -> int:
+    """The kernel slot of policy ``name``, installing a level in this process."""
+    if name in POLICIES:
+        return POLICIES[name]
+    slot = LEVEL_POLICIES[name]
+    from . import _net
+
+    if not _rollout.policy_registered(slot):
+        from .levels import get_level
+
+        _net.install_policy(slot, get_level(name).spec())
+    return slot
+
+
+def _evaluator_slot(name: str) -> int:
+    """The kernel slot of evaluator ``name``, installing the net in this process."""
+    if name in KERNEL_EVALUATORS:
+        return KERNEL_EVALUATORS[name]
+    from . import _evaluate, _net
+    from .net import default_net
+
+    if not _evaluate.slot_registered(NET_EVALUATOR_SLOT):
+        _net.install_evaluator(NET_EVALUATOR_SLOT, default_net().model)
+    return NET_EVALUATOR_SLOT
 
 
 def register_kernel_evaluator(name: str, slot: int | None) -> None:
@@ -82,10 +125,14 @@ class RolloutSettings:
     luck adjustment; ``quasi_random``: stratified first two rolls;
     ``early_stop``: stop with exact values once both sides are inside the
     two-sided bear-off table; ``policy``: ``pubeval`` (its score picks the
-    plays) or ``evaluator`` (the best equity by ``evaluator``);
-    ``evaluator``: ``composite``, ``pubeval`` or a registered kernel
-    evaluator (:func:`register_kernel_evaluator`), for luck, truncation and
-    the evaluator policy; ``stderr_target``: stop once the equity's
+    plays), ``evaluator`` (the best equity by ``evaluator``) or a computer
+    level of :data:`LEVEL_POLICIES` (``beginner`` .. ``expert``; ``net`` is
+    the net at 0-ply), which plays exactly as in games and duels, its noise
+    and random choices drawn from each trial's own stream;
+    ``evaluator``: ``composite``, ``pubeval``, ``net`` (the shipped net with
+    the bear-off databases) or a registered kernel evaluator
+    (:func:`register_kernel_evaluator`), for luck, truncation and the
+    evaluator policy; ``stderr_target``: stop once the equity's
     standard error is at most this (checked every ``batch`` trials, at least
     ``min_trials``); ``jobs``: worker processes (None = every core);
     ``backend``: ``local`` (process pool), ``serial`` or ``ray``;
@@ -115,11 +162,11 @@ class RolloutSettings:
             raise BgfastError("trials must be at least 1")
         if self.truncate < 0:
             raise BgfastError("truncate must be >= 0")
-        if self.policy not in POLICIES:
-            raise BgfastError(f"unknown policy {self.policy!r}; choose from {', '.join(POLICIES)}")
-        if self.evaluator not in KERNEL_EVALUATORS:
+        if self.policy not in POLICIES and self.policy not in LEVEL_POLICIES:
+            raise BgfastError(f"unknown policy {self.policy!r}; choose from {', '.join(policy_names())}")
+        if self.evaluator not in KERNEL_EVALUATORS and self.evaluator != "net":
             raise BgfastError(f"evaluator {self.evaluator!r} has no rollout kernel; choose from "
-                              f"{', '.join(KERNEL_EVALUATORS)}")
+                              f"{', '.join(evaluator_names())}")
         if self.backend not in BACKENDS:
             raise BgfastError(f"unknown backend {self.backend!r}; choose from {', '.join(BACKENDS)}")
         if self.jobs is not None and self.jobs < 1:
@@ -134,10 +181,13 @@ class RolloutSettings:
             raise BgfastError("stderr_target must be positive")
 
     def kernel_params(self) -> dict:
-        return _rollout.make_params(self.seed, self.truncate, self.variance_reduction,
-                                    self.quasi_random, POLICIES[self.policy],
-                                    KERNEL_EVALUATORS[self.evaluator],
-                                    self.early_stop)
+        params = _rollout.make_params(self.seed, self.truncate, self.variance_reduction,
+                                      self.quasi_random, _policy_slot(self.policy),
+                                      _evaluator_slot(self.evaluator), self.early_stop)
+        # names, so that a worker process installs the same kernels
+        params["policy_name"] = self.policy
+        params["evaluator_name"] = self.evaluator
+        return params
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -184,6 +234,9 @@ class RolloutResult:
 def run_chunk(starts: np.ndarray, first: int, count: int, params: dict):
     """Trials ``first .. first+count-1`` of every start board (a task)."""
     _ensure_tables()
+    if "policy_name" in params:           # a fresh worker: install level / net kernels
+        _policy_slot(params["policy_name"])
+        _evaluator_slot(params["evaluator_name"])
     return _rollout.run_trials(starts, int(first), int(count), params)
 
 

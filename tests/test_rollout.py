@@ -209,6 +209,10 @@ def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
         a = rollout(INITIAL, s, backend="ray")
         b = rollout(INITIAL, s, jobs=1)
         assert a.mean == b.mean and a.stderr == b.stderr and a.games == 120
+        # a level policy and the net evaluator: fresh Ray workers install them
+        lv = RolloutSettings(trials=40, seed=13, chunk=15, truncate=8, policy="medium",
+                             evaluator="net")
+        assert rollout(INITIAL, lv, backend="ray").mean == rollout(INITIAL, lv, jobs=1).mean
 
         # every task fails on its first attempt (Ray's own retries off): the
         # driver resubmits and the merged result is still the same
@@ -354,3 +358,49 @@ def test_registered_kernel_evaluator_slot():
         register_kernel_evaluator("mine", None)
         _evaluate.alias_slot(5, -1)
     assert "mine" not in KERNEL_EVALUATORS and not _evaluate.slot_registered(5)
+
+
+# ---------------------------------------------------------------- levels as policies
+LEVEL_BOARD = Position.from_position_id("4HPwATDgc/ABMA").board
+
+
+@pytest.mark.parametrize("level", ["net", "hard", "expert"])
+def test_level_policy_plays_the_levels_moves(level):
+    # 36 quasi-random trials truncated after one ply: every first roll once,
+    # so the mean is the average over the 36 rolls of the net's value after
+    # the level's own play (bgfast.levels) of that roll
+    from bgfast.levels import get_level
+
+    r = rollout(Position(LEVEL_BOARD), trials=36, seed=4, jobs=1, truncate=1,
+                variance_reduction=False, policy=level, evaluator="net")
+    dice = np.array([(o // 6 + 1, o % 6 + 1) for o in range(36)], dtype=np.int64)
+    boards = np.ascontiguousarray(np.repeat(LEVEL_BOARD[None], 36, axis=0))
+    _, after = get_level(level).choose_boards(boards, dice)
+    opp = evaluate_ply(after, 0, "net")               # for the opponent, now on roll
+    mine = np.array([[1 - p[0], p[3], p[4], p[1], p[2]] for p in opp]).mean(axis=0)
+    np.testing.assert_allclose([r.mean[k] for k in OUTPUT_NAMES[:5]], mine, atol=2e-6)
+
+
+def test_level_policies_are_deterministic_and_differ():
+    s = RolloutSettings(trials=72, seed=21, truncate=6, variance_reduction=False)
+    means = {}
+    for level in ("beginner", "easy", "medium", "net"):
+        a = rollout(INITIAL, s, policy=level, jobs=1, backend="serial")
+        b = rollout(INITIAL, s, policy=level, jobs=2, chunk=7)
+        assert a.mean == b.mean and a.stderr == b.stderr          # any split, same bits
+        means[level] = a.equity
+    assert len(set(means.values())) == 4                          # noise and randomness act
+
+
+def test_net_policy_is_the_net_evaluator_policy():
+    # the net level at 0-ply and the 'evaluator' policy with the net pick the same plays
+    s = RolloutSettings(trials=36, seed=8, jobs=1, evaluator="net")
+    a = rollout(INITIAL, s, policy="net")
+    b = rollout(INITIAL, s, policy="evaluator")
+    assert a.mean == pytest.approx(b.mean, abs=1e-9)
+    assert a.average_plies == b.average_plies
+
+
+def test_unknown_policy_names_the_levels():
+    with pytest.raises(BgfastError, match="expert"):
+        RolloutSettings(policy="grandmaster")

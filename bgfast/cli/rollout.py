@@ -21,11 +21,15 @@ DICE = DiceParam()
               help="Stratified first two rolls.")
 @click.option("--early-stop/--no-early-stop", default=True, show_default=True,
               help="Stop with exact values inside the two-sided bear-off table.")
-@click.option("--policy", type=click.Choice(["pubeval", "evaluator"]), default="pubeval",
-              show_default=True, help="Who plays: pubeval, or the best equity by --evaluator.")
+@click.option("--policy", type=click.Choice(["pubeval", "evaluator", "beginner", "easy", "medium",
+                                            "hard", "expert", "net", "net0", "net1", "net2"],
+                                           case_sensitive=False),
+              default="pubeval", show_default=True,
+              help="Who plays: pubeval, the best equity by --evaluator, or a computer level "
+                   "(net = the net at 0-ply).")
 @click.option("--evaluator", "-e", default="composite", show_default=True,
               help="Evaluator for luck, truncation and the evaluator policy: composite, "
-                   "pubeval or a registered kernel evaluator.")
+                   "pubeval, net or a registered kernel evaluator.")
 @click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop once the equity's standard error is at most this.")
 @click.option("--dice", "-d", type=DICE, default=None,
@@ -48,7 +52,8 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
                            rollout_plays)
 
     s = RolloutSettings(trials=trials, seed=seed, truncate=truncate, variance_reduction=vr,
-                        quasi_random=quasi, early_stop=early_stop, policy=policy, evaluator=evaluator,
+                        quasi_random=quasi, early_stop=early_stop, policy=policy.lower(),
+                        evaluator=evaluator,
                         stderr_target=stderr_target, jobs=jobs, backend=backend, address=address)
     if all_rolls:
         rolls, results = rollout_opening_rolls(s, position=position)
