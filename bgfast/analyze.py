@@ -90,8 +90,9 @@ def _looks_like_match_id(token: str) -> bool:
     return len(token) == 12 and all(c.isalnum() or c in "+/" for c in token)
 
 
-def parse_record(text: str, line: int = 0) -> Record:
-    """Parse one input line; raises a :class:`BgfastError` naming the problem."""
+def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
+    """Parse one input line; raises a :class:`BgfastError` naming the problem.
+    ``known``: Position IDs already decoded (``{id: Position}``)."""
     tokens = text.split()
     if not tokens:
         raise InvalidRecordError("empty line")
@@ -112,7 +113,9 @@ def parse_record(text: str, line: int = 0) -> Record:
         context = Context.from_match_state(ms)
         dice = ms.dice
     else:
-        pos = Position.from_position_id(head)
+        pos = known.get(head) if known else None
+        if pos is None:
+            pos = Position.from_position_id(head)
         if rest and _looks_like_match_id(rest[0]):
             ms = MatchState.from_match_id(rest[0])
             context = Context.from_match_state(ms)
@@ -194,6 +197,36 @@ def _probabilities(positions: list, settings: AnalysisSettings):
     return out
 
 
+def _decode_ids(chunk) -> dict:
+    """{Position ID: Position} for the lines of a chunk that start with a
+    plain Position ID, decoded in one batch ({} if one of them is bad: the
+    lines are then parsed one by one, which names the bad one)."""
+    ids = set()
+    for _number, text in chunk:
+        head = text.split(None, 1)[0] if text else ""
+        if len(head) == 14 and ":" not in head and not head.upper().startswith("XGID="):
+            ids.add(head)
+    ids = sorted(ids)
+    try:
+        return dict(zip(ids, Position.from_position_ids(ids)))
+    except BgfastError:
+        return {}
+
+
+def _rank_batch(records: list, settings: AnalysisSettings) -> dict:
+    """{id(record): its top plays} for records with a roll, ranked in one
+    batch (one move generation and one evaluation for the whole chunk)."""
+    from .evaluate import rank_plays_batch
+
+    if not records:
+        return {}
+    boards = np.stack([r.position.board for r in records])
+    batch = rank_plays_batch(boards, [r.dice for r in records], plies=settings.ply,
+                             evaluator=settings.evaluator)
+    top = max(1, settings.top)
+    return {id(r): batch.ranked(i, r.position, top) for i, r in enumerate(records)}
+
+
 def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
     """The cube decision of ``pos`` at ``ctx``: action, the three equities
     and the take point (exact cubeful money equities in two-sided bear-offs)."""
@@ -216,9 +249,11 @@ def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
             "take_point": round(float(dec.take_point_live), 6)}
 
 
-def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> dict:
+def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
+                   ranked=None) -> dict:
     """The output row for one record (``evaluation``: its entry of
-    :func:`_probabilities`, when the caller evaluated a batch)."""
+    :func:`_probabilities`, ``ranked``: its top plays, when the caller
+    worked on a batch)."""
     from .evaluate import equity, rank_plays
 
     pos = rec.position
@@ -237,8 +272,9 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> 
     row.update({k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs)})
     row["equity"] = round(float(equity(probs)), 6)
     if rec.dice:
-        ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
-                            evaluator=settings.evaluator)
+        if ranked is None:
+            ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
+                                evaluator=settings.evaluator)[:max(1, settings.top)]
         if ranked:
             best = ranked[0].equity
             row["best_play"] = ranked[0].play.notation
@@ -261,21 +297,25 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None) -> 
 def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
     """Worker entry: [(line, text)] -> rows (bad lines become error rows)."""
     parsed = []
+    known = _decode_ids(chunk)
     for number, text in chunk:
         try:
-            parsed.append(parse_record(text, number))
+            parsed.append(parse_record(text, number, known))
         except BgfastError as exc:
             parsed.append({"line": number, "input": text, "error": str(exc)})
     records = [r for r in parsed if isinstance(r, Record)]
     evaluations = dict(zip((id(r) for r in records),
                            _probabilities([r.position for r in records], settings)))
+    ranked = _rank_batch([r for r in records if r.dice
+                          and r.position.classify() != PositionClass.OVER], settings)
     rows = []
     for item in parsed:
         if isinstance(item, dict):
             rows.append(item)
             continue
         try:
-            rows.append(analyze_record(item, settings, evaluations[id(item)]))
+            rows.append(analyze_record(item, settings, evaluations[id(item)],
+                                       ranked.get(id(item))))
         except BgfastError as exc:
             rows.append({"line": item.line, "input": item.text, "error": str(exc)})
     return rows

@@ -35,6 +35,8 @@ import enum
 from functools import lru_cache
 from typing import Sequence
 
+import math
+
 import numpy as np
 
 from .errors import BgfastError, InvalidCubeError, MissingTableError
@@ -148,10 +150,10 @@ def _check_probs(probs) -> np.ndarray:
         raise InvalidCubeError(f"probabilities must be 5 numbers, not {probs!r}") from None
     if p.shape != (5,):
         raise InvalidCubeError(f"expected 5 probabilities (W, WG, WB, LG, LB), got {p.size}")
-    if not np.all(np.isfinite(p)):
+    w, wg, wb, lg, lb = vals = p.tolist()          # plain floats: fast scalar checks
+    if not all(map(math.isfinite, vals)):
         raise InvalidCubeError("probabilities must be finite numbers")
     tol = 1e-6
-    w, wg, wb, lg, lb = p
     if not (-tol <= wb <= wg + tol and wg <= w + tol and w <= 1 + tol):
         raise InvalidCubeError(
             f"need 0 <= win backgammon <= win gammon <= win <= 1, got W={w:g} WG={wg:g} WB={wb:g}"

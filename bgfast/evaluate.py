@@ -41,14 +41,14 @@ import numpy as np
 
 from . import _evaluate as _k
 from .errors import DatabaseError, InvalidDiceError, InvalidPositionError
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays, legal_plays_batch
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays_batch
 from .position import Position, PositionClass, as_board, as_boards, classify_boards
 
 __all__ = [
     "PROB_NAMES", "Evaluation", "Evaluator", "PubevalEvaluator", "ExactEvaluator",
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
-    "rank_plays", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
+    "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
     "install_bearoff_tables",
 ]
 
@@ -404,6 +404,81 @@ class RankedPlay:
                 "plies": self.plies, **dict(zip(PROB_NAMES, self.probs)), "equity": self.equity}
 
 
+@dataclass(frozen=True)
+class RankedBatch:
+    """The legal plays of many (board, dice) pairs, ranked: the plays of
+    board i are rows ``offsets[i]:offsets[i+1]`` of ``results`` (opponent on
+    roll), ``moves`` (as :func:`bgfast.movegen.legal_plays_batch`), ``probs``
+    (for the mover), ``equity`` and ``depth`` (plies searched); ``order``
+    lists every board's rows best first (its slice is the board's own)."""
+
+    offsets: np.ndarray
+    results: np.ndarray
+    moves: np.ndarray
+    probs: np.ndarray
+    equity: np.ndarray
+    depth: np.ndarray
+    order: np.ndarray
+
+    def ranked(self, i: int, before: Position, top: int | None = None) -> list["RankedPlay"]:
+        """Board i's plays as :class:`RankedPlay` objects, best first (the
+        best ``top`` only; notation is made just for those)."""
+        from .movegen import Play
+
+        rows = self.order[self.offsets[i]:self.offsets[i + 1]]
+        if top is not None:
+            rows = rows[:top]
+        after = Position.many(self.results[rows], classify=False)
+        probs, eq, depth = self.probs[rows].tolist(), self.equity[rows].tolist(), self.depth[rows].tolist()
+        out = []
+        for k, mv in enumerate(self.moves[rows].tolist()):
+            steps = tuple((a, b) for a, b in mv if a >= 0)
+            out.append(RankedPlay(Play(before, steps, after[k]), tuple(probs[k]), eq[k], depth[k]))
+        return out
+
+
+def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="composite", keep: int = 8,
+                     window: float = 0.16) -> RankedBatch:
+    """:func:`rank_plays` for many (board, dice) pairs at once: one move
+    generation, one evaluation of every play and one deeper search of the
+    filtered plays of all boards together."""
+    ev = get_evaluator(evaluator)
+    b = as_boards(boards)
+    d = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
+    if d.shape[0] != b.shape[0]:
+        raise ValueError("one roll per board")
+    if ((d < 1) | (d > 6)).any():
+        raise InvalidDiceError(f"each die must be 1..6, not {d[(d < 1) | (d > 6)][0]}")
+    offsets, res, moves = legal_plays_batch(b, d, with_moves=True)
+    counts = np.diff(offsets)
+    seg = np.repeat(np.arange(b.shape[0]), counts)
+    vals = invert(ev.evaluate_batch(res)) if len(res) else np.zeros((0, 5))
+    e0 = equity(vals)
+    if type(ev) is PubevalEvaluator and plies == 0:
+        # pubeval orders its plays by the raw score (weights from the position before)
+        contact = classify_boards(b) == PositionClass.CONTACT
+        key = pubeval_score(res, contact=contact[seg]) if len(res) else e0
+    else:
+        key = e0
+    order = np.lexsort((-key, seg))                   # stable: ties keep generation order
+    depth = np.zeros(len(res), dtype=np.int64)
+    if plies > 0 and len(res):
+        # per board: its best `keep` at 0 ply within `window` of its best
+        rank = np.empty(len(res), dtype=np.int64)
+        rank[order] = np.arange(len(res)) - np.repeat(offsets[:-1], counts)
+        best = e0[order[offsets[:-1][counts > 0]]]
+        best_of = np.full(b.shape[0], np.nan)
+        best_of[counts > 0] = best
+        deep = np.flatnonzero((rank < keep) & (e0 >= best_of[seg] - window))
+        vals = vals.copy()
+        vals[deep] = invert(_value(ev, res[deep], plies))
+        depth[deep] = plies
+        # deeper values first, then 0-ply leftovers
+        eq = equity(vals)
+        order = np.lexsort((np.arange(len(res)), -eq, -depth, seg))
+    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order)
+
+
 def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="composite",
                keep: int = 8, window: float = 0.16) -> list[RankedPlay]:
     """The legal plays of ``position`` for d1-d2, best first, with their
@@ -411,36 +486,13 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="composi
     ranked at 0 ply and only the best ``keep`` within ``window`` equity of
     the best are searched deeper (the others keep their 0-ply values and
     rank below)."""
-    for d in (d1, d2):
-        if not 1 <= int(d) <= 6:
-            raise InvalidDiceError(f"each die must be 1..6, not {d}")
-    ev = get_evaluator(evaluator)
+    for dd in (d1, d2):
+        if not 1 <= int(dd) <= 6:
+            raise InvalidDiceError(f"each die must be 1..6, not {dd}")
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    plays = legal_plays(pos, int(d1), int(d2))
-    if not plays:
-        return []
-    res = np.stack([p.position.board for p in plays])
-    v0 = invert(ev.evaluate_batch(res))
-    e0 = equity(v0)
-    if type(ev) is PubevalEvaluator and plies == 0:
-        # pubeval orders its plays by the raw score (weights from the position before)
-        key = pubeval_score(res, contact=pos.classify() == PositionClass.CONTACT)
-    else:
-        key = e0
-    order = np.argsort(-key, kind="stable")
-    depth = np.zeros(len(plays), dtype=int)
-    vals = v0.copy()
-    if plies > 0:
-        best = e0[order[0]]
-        deep = [i for i in order[:keep] if e0[i] >= best - window]
-        vals[deep] = invert(_value(ev, res[deep], plies))
-        depth[deep] = plies
-        # deeper values first, then 0-ply leftovers
-        eq = equity(vals)
-        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i], i))
-    eq = equity(vals)
-    return [RankedPlay(plays[i], tuple(float(x) for x in vals[i]), float(eq[i]), int(depth[i]))
-            for i in order]
+    batch = rank_plays_batch(pos.board[None], [[int(d1), int(d2)]], plies=plies,
+                             evaluator=evaluator, keep=keep, window=window)
+    return batch.ranked(0, pos)
 
 
 def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="composite"):

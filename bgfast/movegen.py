@@ -97,7 +97,7 @@ class Play:
         """The play in gnubg notation, e.g. ``24/18 13/11`` or ``bar/22*``."""
         from .formats import format_play
 
-        return format_play(self.before.board, self.moves)
+        return format_play(self.before, self.moves)       # a Position: checked once already
 
     def __str__(self):
         return self.notation

@@ -46,6 +46,8 @@ class PositionClass(enum.IntEnum):
     CONTACT = 3  #: the sides can still hit each other
 
 
+_CLASSES = tuple(PositionClass)
+
 # ---------------------------------------------------------------------------
 # validation and conversion
 # ---------------------------------------------------------------------------
@@ -291,6 +293,34 @@ class Position:
         if self._class is None:
             self._class = PositionClass(int(classify_boards(self._board[None])[0]))
         return self._class
+
+    @classmethod
+    def many(cls, boards, *, classify: bool = True) -> list["Position"]:
+        """Positions of ``uint8[N, 2, 25]`` boards, validated, packed (and
+        classified) in one vectorised pass each, not one per board."""
+        arr = as_boards(boards)
+        keys = _board.pack(arr)
+        classes = classify_boards(arr) if classify else None
+        out = []
+        for i in range(arr.shape[0]):
+            pos = cls.__new__(cls)
+            b = arr[i].copy()
+            b.flags.writeable = False
+            pos._board = b
+            pos._key = keys[i].tobytes()
+            pos._class = _CLASSES[classes[i]] if classify else None
+            out.append(pos)
+        return out
+
+    @classmethod
+    def from_position_ids(cls, position_ids) -> list["Position"]:
+        """Many Position IDs at once (one unpack, validation and
+        classification for all); raises for the first bad ID."""
+        keys = [position_id_to_key(p.strip() if isinstance(p, str) else p) for p in position_ids]
+        if not keys:
+            return []
+        arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 10)
+        return cls.many(unpack(arr))
 
     def legal_plays(self, d1: int, d2: int):
         """Every legal play for the roll, de-duplicated by resulting position.

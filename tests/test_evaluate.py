@@ -314,3 +314,29 @@ def test_missing_bearoff_tables_degrade_gracefully(monkeypatch):
         warnings.simplefilter("always")
         evaluate._ensure_tables()        # tried once only: no second warning
     assert not seen
+
+
+@pytest.mark.parametrize("plies,evaluator", [(0, "composite"), (0, "pubeval"), (1, "composite"),
+                                             (0, "net")])
+def test_rank_plays_batch_is_the_single_ranking_for_every_board(plies, evaluator):
+    # one batch over many boards (bar, bear-off, blocked rolls included) ranks
+    # each board exactly as that board alone: segments never mix
+    from bgfast.evaluate import rank_plays_batch
+    from corpus import self_play_positions
+
+    boards, dice = self_play_positions(40 if plies else 150, seed=17)
+    batch = rank_plays_batch(boards, dice, plies=plies, evaluator=evaluator)
+    assert (np.diff(batch.offsets) == 0).any() or plies    # a roll that cannot be played
+    assert batch.offsets[-1] == len(batch.results) == len(batch.order)
+    for i in range(len(boards)):
+        alone = rank_plays_batch(boards[i:i + 1], dice[i:i + 1], plies=plies, evaluator=evaluator)
+        seg = batch.order[batch.offsets[i]:batch.offsets[i + 1]]
+        assert (seg >= batch.offsets[i]).all() and (seg < batch.offsets[i + 1]).all()
+        np.testing.assert_array_equal(batch.results[seg], alone.results[alone.order])
+        np.testing.assert_allclose(batch.equity[seg], alone.equity[alone.order], atol=1e-12)
+        np.testing.assert_array_equal(batch.depth[seg], alone.depth[alone.order])
+    eq = batch.equity
+    for i in range(len(boards)):
+        seg = batch.order[batch.offsets[i]:batch.offsets[i + 1]]
+        if plies == 0 and evaluator != "pubeval" and len(seg) > 1:
+            assert (np.diff(eq[seg]) <= 1e-15).all()          # best first
