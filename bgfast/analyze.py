@@ -227,9 +227,10 @@ def _rank_batch(records: list, settings: AnalysisSettings) -> dict:
     return {id(r): batch.ranked(i, r.position, top) for i, r in enumerate(records)}
 
 
-def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
-    """The cube decision of ``pos`` at ``ctx``: action, the three equities
-    and the take point (exact cubeful money equities in two-sided bear-offs)."""
+def decide_cube(pos: Position, ctx: Context, probs, exact=None):
+    """The :class:`bgfast.cube.CubeDecision` of the player on roll in ``pos``
+    at ``ctx`` from its cubeless ``probs`` (``exact``: a two-sided bear-off
+    probe result, whose exact cubeful money equities replace Janowski's)."""
     from .cube import MoneyRules, cube_decision
     from .met import MatchScore
 
@@ -239,9 +240,24 @@ def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
     if exact is not None and exact.cubeful_no_double is not None and not ctx.jacoby:
         nd = exact.cubeful_no_double
         exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
-    dec = cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
-                        money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
-                        position=pos, exact_money=exact_money)
+    return cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
+                         money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
+                         position=pos, exact_money=exact_money)
+
+
+def game_context(game, player: int) -> Context:
+    """The cube and score of a :class:`bgfast.game.Game`, seen from ``player``."""
+    owner = "centre" if game.cube_owner is None else ("me" if game.cube_owner == player else "opp")
+    return Context(cube=game.cube_value, owner=owner, length=game.match_length,
+                   score_me=game.score[player], score_opp=game.score[1 - player],
+                   crawford=game.crawford, jacoby=game.is_money and game.rules.jacoby,
+                   beavers=game.is_money and game.rules.beaver)
+
+
+def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
+    """The cube decision of ``pos`` at ``ctx`` as row fields: action, the
+    three equities and the take point."""
+    dec = decide_cube(pos, ctx, probs, exact)
     return {"cube_action": dec.action_text,
             "no_double": round(float(dec.no_double), 6),
             "double_take": round(float(dec.double_take), 6),
@@ -541,14 +557,6 @@ def flag_of(loss: float) -> str:
     return ""
 
 
-def _cube_context(game, player: int) -> Context:
-    owner = "centre" if game.cube_owner is None else ("me" if game.cube_owner == player else "opp")
-    return Context(cube=game.cube_value, owner=owner, length=game.match_length,
-                   score_me=game.score[player], score_opp=game.score[1 - player],
-                   crawford=game.crawford, jacoby=game.is_money and game.rules.jacoby,
-                   beavers=game.is_money and game.rules.beaver)
-
-
 def _cube_numbers(pos: Position, ctx: Context, settings: AnalysisSettings):
     probs, _source, exact = _probabilities([pos], settings)[0]
     c = _cube_fields(pos, ctx, probs, exact)
@@ -571,14 +579,14 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
         if action.kind == "roll" and replay.can_double():
             p = replay.turn
             pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, _cube_context(replay, p), settings)
+            nd, dt, dp, proper = _cube_numbers(pos, game_context(replay, p), settings)
             loss = max(0.0, min(dt, dp) - nd)
             row = {"kind": "cube", "player": p, "played": "no double", "best": proper,
                    "equity_played": nd, "equity_best": max(nd, min(dt, dp)), "loss": loss}
         elif action.kind == "double":
             p = replay.turn
             pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, _cube_context(replay, p), settings)
+            nd, dt, dp, proper = _cube_numbers(pos, game_context(replay, p), settings)
             loss = max(0.0, nd - min(dt, dp))
             row = {"kind": "cube", "player": p, "played": "double", "best": proper,
                    "equity_played": min(dt, dp), "equity_best": max(nd, min(dt, dp)), "loss": loss}

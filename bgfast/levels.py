@@ -9,8 +9,11 @@ Expert     the net at 2-ply
 =========  ==========================================================
 
 All net levels use the exact bear-off databases in bear-off positions.
-A :class:`Level` is a plain description (kind, plies, noise); the duel
-kernel plays it in C, and :meth:`Level.choose_play` plays it from Python.
+All levels but Beginner take their cube decisions through the cube layer
+(:class:`LevelPlayer`).  A :class:`Level` is a plain description (kind,
+plies, noise); the duel kernel plays it in C, the rollout kernel uses it as
+a policy (``bgfast.rollout.LEVEL_POLICIES``), and :meth:`Level.choose_play`
+plays it from Python.
 """
 from __future__ import annotations
 
@@ -162,19 +165,19 @@ class LevelPlayer(_PlayerBase):
     """A level as a :class:`bgfast.players.Player` for the terminal game.
 
     Plays: the level's choice among the legal plays.  Cube (all but
-    Beginner): doubles when the net gives the roller 70-86% cubeless
-    winning chances, takes at 25% or more -- the same thresholds as
-    :class:`bgfast.players.Heuristic`, with the net's probabilities.
-    Beginner never doubles and always takes.
+    Beginner): through the cube-decision layer (:func:`bgfast.cube.cube_decision`
+    at the game's cube, score, Crawford, Jacoby and beaver rules), with the
+    level's own probabilities: the net at the level's plies (pubeval: the
+    composite evaluator), exact ones and exact cubeful money equities in
+    two-sided bear-offs.  It doubles when the proper action doubles, passes
+    a double that should be passed, beavers when beavering is right, and
+    otherwise takes.  Beginner never doubles and always takes.
     """
 
-    def __init__(self, level: Level | str, seed=None, double_window=(0.70, 0.86),
-                 take_point=0.25):
+    def __init__(self, level: Level | str, seed=None):
         self.level = get_level(level) if isinstance(level, str) else level
         self.name = self.level.name
         self.rng = np.random.default_rng(seed)
-        self.double_window = double_window
-        self.take_point = take_point
 
     def choose_play(self, game, plays):
         if len(plays) == 1:
@@ -193,23 +196,46 @@ class LevelPlayer(_PlayerBase):
         seed = int(self.rng.integers(2**63))
         return plays[pick_result(self.level, results, seed)]
 
-    def _win(self, position) -> float:
+    def probabilities(self, position):
+        """This level's cubeless probabilities for the player on roll, and
+        the two-sided bear-off probe result (None outside the table)."""
+        from . import bearoff
+
+        exact = bearoff.get(position)
+        if exact is not None and exact.probs is not None:
+            return np.asarray(exact.probs, dtype=float), exact
+        b = position.board[None]
         if self.level.kind == NET:
-            return float(self.level.net.evaluate_batch(position.board[None])[0, 0])
+            if self.level.plies:
+                return self.level.net.evaluate_plies(b, self.level.plies)[0], exact
+            return self.level.net.evaluate_batch(b)[0], exact
         from .evaluate import get_evaluator
 
-        return float(get_evaluator("composite").evaluate_batch(position.board[None])[0, 0])
+        return get_evaluator("composite").evaluate_batch(b)[0], exact
+
+    def cube_decision(self, game):
+        """The cube decision of the player on roll (the doubler while a
+        double is offered), by this level."""
+        from .analyze import decide_cube, game_context
+
+        pos = game.position()            # the player on roll (the doubler) in row 1
+        probs, exact = self.probabilities(pos)
+        return decide_cube(pos, game_context(game, game.turn), probs, exact)
 
     def wants_to_double(self, game):
         if self.level.kind == RANDOM:
             return False
-        lo, hi = self.double_window
-        return lo <= self._win(game.position()) < hi
+        return self.cube_decision(game).action.doubles
 
     def respond_to_double(self, game):
         if self.level.kind == RANDOM:
             return "take"
-        return "take" if 1.0 - self._win(game.position()) >= self.take_point else "drop"
+        dec = self.cube_decision(game)
+        if dec.action.takes is False:
+            return "drop"
+        if dec.beaver and game.can_beaver():
+            return "beaver"
+        return "take"
 
 
 def make_level_player(name: str, seed=None) -> "LevelPlayer":

@@ -297,3 +297,54 @@ def test_supervised_steps_fit_targets():
         n.model.learn(pos, tgt, 0.01)
         err.append(np.abs(n.evaluate_batch(pos, tables=False) - tgt).mean())
     assert err[0] > 0.2 and err[-1] < 0.05 and all(np.diff(err) < 0)
+
+
+def _pos(on_roll: dict, opp: dict):
+    from bgfast.position import Position
+
+    b = np.zeros((2, 25), dtype=np.uint8)
+    for row, side in ((1, on_roll), (0, opp)):
+        for p, n in side.items():
+            b[row, p - 1] = n
+    return Position(b)
+
+
+@pytest.mark.parametrize("name", ["easy", "medium", "hard", "expert"])
+def test_level_cube_goes_through_the_cube_layer(name):
+    from bgfast.game import Game, Rules
+    from bgfast.levels import make_level_player
+    from bgfast.position import Position
+
+    lv = make_level_player(name, seed=1)
+    # a certain win without gammons (exact bear-off): double, and the answer is pass
+    g = Game(position=_pos({1: 2}, {6: 3}), on_roll=0)
+    assert lv.cube_decision(g).action.name == "DOUBLE_PASS"
+    assert lv.wants_to_double(g)
+    g.double()
+    assert lv.respond_to_double(g) == "drop"
+    # the opening position: no double for money ...
+    g = Game(position=Position.initial(), on_roll=0)
+    assert not lv.wants_to_double(g)
+    # ... but the trailer doubles at once post-Crawford (the leader's free drop
+    # makes doubling right), which thresholds on the winning chance cannot see
+    g = Game(match_length=5, score=(0, 4), post_crawford=True, position=Position.initial(),
+             on_roll=0)
+    assert lv.wants_to_double(g)
+    g.double()
+    assert lv.respond_to_double(g) == "take"
+    # far behind in a race with beavers allowed: a double is beavered
+    g = Game(Rules(beaver=True), position=_pos({8: 5, 7: 5, 6: 5}, {6: 5, 5: 5, 4: 5}), on_roll=0)
+    assert not lv.wants_to_double(g)
+    g.double()
+    assert lv.respond_to_double(g) == "beaver"
+
+
+def test_beginner_cube_stays_simple():
+    from bgfast.game import Game
+    from bgfast.levels import make_level_player
+
+    g = Game(position=_pos({1: 2}, {6: 3}), on_roll=0)
+    b = make_level_player("beginner", seed=1)
+    assert not b.wants_to_double(g)
+    g.double()
+    assert b.respond_to_double(g) == "take"
