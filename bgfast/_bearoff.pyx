@@ -923,6 +923,32 @@ cdef extern from *:
     BO_CLONES static void bo_sub_f32(double* __restrict a, const float* __restrict t, double w, ptrdiff_t n) {
         for (ptrdiff_t i = 0; i < n; i++) a[i] -= w * (double)t[i];
     }
+    /* dst = min(dst, src) elementwise, carrying two payloads (dw, dx) from
+       the same source: the values of the successor that is the minimum
+       (the first one on ties) */
+    #define BO_MINPAY(NAME, T) \
+    BO_CLONES static void NAME(T* __restrict dst, T* __restrict dw, T* __restrict dx, \
+                               const T* __restrict src, const T* __restrict sw, \
+                               const T* __restrict sx, ptrdiff_t n) { \
+        for (ptrdiff_t i = 0; i < n; i++) { \
+            int m = src[i] < dst[i]; \
+            dst[i] = m ? src[i] : dst[i]; \
+            dw[i] = m ? sw[i] : dw[i]; \
+            dx[i] = m ? sx[i] : dx[i]; \
+        } \
+    }
+    BO_MINPAY(bo_minpay_i16, int16_t)
+    BO_MINPAY(bo_minpay_f32, float)
+    /* index (into idx) of the first minimum of rb[idx[0..n)], n >= 1 */
+    static ptrdiff_t bo_gather_argmin(const double* rb, const int32_t* idx, ptrdiff_t n) {
+        ptrdiff_t b = 0;
+        double m = rb[idx[0]];
+        for (ptrdiff_t i = 1; i < n; i++) {
+            double x = rb[idx[i]];
+            if (x < m) { m = x; b = i; }
+        }
+        return b;
+    }
     /* min over rb[idx[0..n)], n >= 1, with four independent chains */
     BO_CLONES static double bo_gather_min(const double* __restrict rb, const int32_t* __restrict idx, ptrdiff_t n) {
         double m0 = rb[idx[0]], m1 = m0, m2 = m0, m3 = m0;
@@ -938,6 +964,11 @@ cdef extern from *:
     }
     """
     double bo_gather_min(const double* rb, const int32_t* idx, ptrdiff_t n) noexcept nogil
+    ptrdiff_t bo_gather_argmin(const double* rb, const int32_t* idx, ptrdiff_t n) noexcept nogil
+    void bo_minpay_i16(int16_t* dst, int16_t* dw, int16_t* dx, const int16_t* src,
+                       const int16_t* sw, const int16_t* sx, ptrdiff_t n) noexcept nogil
+    void bo_minpay_f32(float* dst, float* dw, float* dx, const float* src,
+                       const float* sw, const float* sx, ptrdiff_t n) noexcept nogil
     void bo_min_i16(int16_t* dst, const int16_t* src, ptrdiff_t n) noexcept nogil
     void bo_min_f32(float* dst, const float* src, ptrdiff_t n) noexcept nogil
     void bo_sub_i16(double* a, const int16_t* t, double w, ptrdiff_t n) noexcept nogil
@@ -994,40 +1025,80 @@ SRC[2] = 3
 SRC[3] = 2
 
 
+# Tables: T == 1 the cubeless equity E; T == 4 adds the cubeful no-double
+# equities; T == 3 is the probability mode: E, then W (the roller's winning
+# chance) and X (its chance of winning a gammon), both times pscale.  Each
+# roll's play is the one of the equity (the first minimum of the opponent's
+# E, in build order); W and X follow it: with k the successor, W gains
+# 1 - W(j, k) and X gains LG(j, k) = 2 W - 1 + X - E, the opponent's chance
+# of losing a gammon (from E = 2W - 1 + WG - LG); bearing off the last
+# checker wins (a gammon when gam[j]).
+
+cdef struct _Shell:
+    # what every part of a shell needs besides the table
+    int64_t NN
+    int64_t N
+    int T
+    const int64_t* off
+    const int32_t* succ
+    const double* winv
+    const double* gam      # T == 3: 1.0 for positions with all their checkers
+    double scale
+    double pscale          # T == 3: fixed-point scale of W and X
+
+
 cdef inline void _row_chunk(val_t* base, double* ac, double* rb, val_t* tp,
-                            double* tpd, int64_t NN, int64_t N, int64_t m,
-                            int64_t j0, int64_t j1, int T,
-                            const int64_t* offsets, const int32_t* succ,
-                            const double* winv, double scale) noexcept nogil:
+                            double* tpd, val_t* tpw, val_t* tpx, const _Shell* S,
+                            int64_t m, int64_t j0, int64_t j1) noexcept nogil:
     """Row part of shell m for j0 <= j < j1: E(m, j) for every table."""
-    cdef int t, r, w, src
+    cdef int64_t NN = S.NN, N = S.N
+    cdef int T = S.T, t, r, w, src
     cdef int64_t j, lo, hi, q, k
     cdef double* a
+    cdef double* aw = ac + N
+    cdef double* ax = ac + 2 * N
     cdef const val_t* sb
     cdef const val_t* col
     cdef const val_t* colb
-    cdef double v, u
-    for t in range(T):
+    cdef double v, u, pw
+    for t in range(1 if T == 3 else T):
         a = ac + t * N
         src = SRC[t]
         sb = base + src * NN
         for j in range(j0, j1):
             a[j] = 0.0
+            if T == 3:
+                aw[j] = 0.0
+                ax[j] = 0.0
         for r in range(21):
             w = ROLL_W[r]
-            lo = offsets[m * 21 + r]
-            hi = offsets[m * 21 + r + 1]
-            k = succ[lo]
+            lo = S.off[m * 21 + r]
+            hi = S.off[m * 21 + r + 1]
+            k = S.succ[lo]
             if k == 0:
                 for j in range(j0, j1):
-                    a[j] += w * winv[j]
+                    a[j] += w * S.winv[j]
+                    if T == 3:
+                        aw[j] += w
+                        ax[j] += w * S.gam[j]
             elif src == 0 or src == 3:
                 # the opponent has no cube decision: stored values as they are
                 col = sb + k * N
                 memcpy(tp + j0, col + j0, (j1 - j0) * sizeof(val_t))
+                if T == 3:
+                    memcpy(tpw + j0, col + NN + j0, (j1 - j0) * sizeof(val_t))
+                    memcpy(tpx + j0, col + 2 * NN + j0, (j1 - j0) * sizeof(val_t))
                 for q in range(lo + 1, hi):
-                    col = sb + succ[q] * N
-                    if val_t is int16_t:
+                    col = sb + S.succ[q] * N
+                    if T == 3:
+                        # the minimum carries W and X of the same successor
+                        if val_t is int16_t:
+                            bo_minpay_i16(tp + j0, tpw + j0, tpx + j0, col + j0,
+                                          col + NN + j0, col + 2 * NN + j0, j1 - j0)
+                        else:
+                            bo_minpay_f32(tp + j0, tpw + j0, tpx + j0, col + j0,
+                                          col + NN + j0, col + 2 * NN + j0, j1 - j0)
+                    elif val_t is int16_t:
                         bo_min_i16(tp + j0, col + j0, j1 - j0)
                     else:
                         bo_min_f32(tp + j0, col + j0, j1 - j0)
@@ -1035,18 +1106,24 @@ cdef inline void _row_chunk(val_t* base, double* ac, double* rb, val_t* tp,
                     bo_sub_i16(a + j0, tp + j0, w, j1 - j0)
                 else:
                     bo_sub_f32(a + j0, tp + j0, w, j1 - j0)
+                if T == 3:
+                    for j in range(j0, j1):
+                        pw = _load(tpw[j]) / S.pscale
+                        aw[j] += w * (1.0 - pw)
+                        ax[j] += w * (2.0 * pw - 1.0 + _load(tpx[j]) / S.pscale
+                                      - _load(tp[j]) / S.scale)
             else:
                 # the opponent may double first: max(ND, min(2 * ND_oppowned, 1))
                 for j in range(j0, j1):
                     tpd[j] = 1e300
                 for q in range(lo, hi):
-                    col = sb + succ[q] * N
-                    colb = base + 3 * NN + succ[q] * N
+                    col = sb + S.succ[q] * N
+                    colb = base + 3 * NN + S.succ[q] * N
                     for j in range(j0, j1):
                         v = _load(col[j])
                         u = 2.0 * _load(colb[j])
-                        if u > scale:
-                            u = scale
+                        if u > S.scale:
+                            u = S.scale
                         if u > v:
                             v = u
                         if v < tpd[j]:
@@ -1054,57 +1131,92 @@ cdef inline void _row_chunk(val_t* base, double* ac, double* rb, val_t* tp,
                 for j in range(j0, j1):
                     a[j] -= w * tpd[j]
     for j in range(j0, j1):
-        _row_store(base, rb, ac, NN, N, m, j, T, scale)
+        _store_entry(base, S, j * N + m, ac + j, N, rb, j)
 
 
-cdef inline void _col_entry(val_t* base, const double* rb, int64_t NN,
-                            int64_t N, int64_t m, int64_t j, int T,
-                            const int64_t* offsets, const int32_t* succ,
-                            const double* winv, double scale) noexcept nogil:
-    """Column part of shell m: E(j, m) for every table, from row m in rb."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef double v0, v1, v2, v3, wv
-    cdef int r
+cdef inline void _col_entry(val_t* base, double* rb, const _Shell* S,
+                            int64_t m, int64_t j) noexcept nogil:
+    """E(j, m) for every table (roller j, opponent m), from row m in rb:
+    the column part of shell m, and its diagonal (j == m, whose values then
+    join row m in rb)."""
+    cdef int64_t N = S.N
+    cdef int T = S.T, r, t
+    cdef double wv, pw, e
+    cdef double v[4]
+    cdef double ac4[4]
     cdef int64_t lo, hi, q, k
+    for t in range(T):
+        ac4[t] = 0.0
     for r in range(21):
         wv = ROLL_W[r]
-        lo = offsets[j * 21 + r]
-        hi = offsets[j * 21 + r + 1]
-        k = succ[lo]
+        lo = S.off[j * 21 + r]
+        hi = S.off[j * 21 + r + 1]
+        k = S.succ[lo]
         if k == 0:
-            wv = wv * winv[m]
-            a0 += wv
-            a1 += wv
-            a2 += wv
-            a3 += wv
+            ac4[0] += wv * S.winv[m]
+            if T == 3:
+                ac4[1] += wv
+                ac4[2] += wv * S.gam[m]
+            elif T == 4:
+                for t in range(1, 4):
+                    ac4[t] += wv * S.winv[m]
         elif T == 1:
-            a0 -= wv * bo_gather_min(rb, succ + lo, hi - lo)
+            ac4[0] -= wv * bo_gather_min(rb, S.succ + lo, hi - lo)
+        elif T == 3:
+            k = S.succ[lo + bo_gather_argmin(rb, S.succ + lo, hi - lo)]
+            e = rb[k]
+            pw = rb[N + k]
+            ac4[0] -= wv * e
+            ac4[1] += wv * (1.0 - pw)
+            ac4[2] += wv * (2.0 * pw - 1.0 + rb[2 * N + k] - e / S.scale)
         else:
-            v0 = rb[k]
-            v1 = rb[N + k]
-            v2 = rb[3 * N + k]
-            v3 = rb[2 * N + k]
+            for t in range(4):
+                v[t] = rb[SRC[t] * N + k]
             for q in range(lo + 1, hi):
-                k = succ[q]
-                if rb[k] < v0:
-                    v0 = rb[k]
-                if rb[N + k] < v1:
-                    v1 = rb[N + k]
-                if rb[3 * N + k] < v2:
-                    v2 = rb[3 * N + k]
-                if rb[2 * N + k] < v3:
-                    v3 = rb[2 * N + k]
-            a0 -= wv * v0
-            a1 -= wv * v1
-            a2 -= wv * v2
-            a3 -= wv * v3
-    _column_store(base, NN, N, m, j, T, scale, a0, a1, a2, a3)
+                k = S.succ[q]
+                for t in range(4):
+                    if rb[SRC[t] * N + k] < v[t]:
+                        v[t] = rb[SRC[t] * N + k]
+            for t in range(4):
+                ac4[t] -= wv * v[t]
+    _store_entry(base, S, m * N + j, ac4, 1, rb if j == m else NULL, m)
+
+
+cdef inline void _store_entry(val_t* base, const _Shell* S, int64_t at, const double* sums,
+                              int64_t stride, double* rb, int64_t ri) noexcept nogil:
+    """Store one pair at ``at`` in every table: table t's value is
+    sums[t * stride] / 36 (sums over the 36 rolls).  With ``rb``, the
+    stored values (after the roller's cube decision in cubeful tables, in
+    probabilities for W and X) also go to rb[t * N + ri] for the column
+    pass."""
+    cdef double nd[4]
+    cdef double e[4]
+    cdef int t
+    cdef int T = S.T
+    cdef val_t dummy
+    for t in range(T):
+        if T == 3 and t > 0:
+            base[t * S.NN + at] = _store(sums[t * stride] / 36.0 * S.pscale, &dummy)
+            nd[t] = _load(base[t * S.NN + at]) / S.pscale
+        else:
+            base[t * S.NN + at] = _store(sums[t * stride] / 36.0, &dummy)
+            nd[t] = _load(base[t * S.NN + at])
+    if rb == NULL:
+        return
+    if T == 4:
+        _compose(nd, T, S.scale, e)
+        for t in range(T):
+            rb[t * S.N + ri] = e[t]
+    else:
+        for t in range(T):
+            rb[t * S.N + ri] = nd[t]
 
 
 def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
                  const int32_t[::1] succ, const double[::1] winv,
                  double scale, int64_t m0, int64_t m1, int nthreads=2,
-                 int64_t chunk=2048, int64_t parallel_from=2048):
+                 int64_t chunk=2048, int64_t parallel_from=2048,
+                 const double[::1] gam=None, double pscale=1.0):
     """Solve shells m0 .. m1-1 of a two-sided table in place.
 
     ``tab`` is ``[T, N*N]`` (T = 1 cubeless, or 4 with cubeful values), value
@@ -1116,10 +1228,17 @@ def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
     S(m, r): contiguous), the diagonal E(m, m), then column E(j, m), j < m
     (gathers from the row just made, which fits in cache).  Shells with
     m >= parallel_from use ``nthreads`` threads.
+
+    T == 3 is the probability mode: tables E, W (the roller's winning
+    chance) and X (its chance of winning a gammon), W and X times
+    ``pscale``; ``gam[j]`` is 1.0 when j still has all its checkers (a
+    gammon when the roller finishes first), else 0.0.
     """
     cdef int T = tab.shape[0]
-    if T != 1 and T != 4:
-        raise ValueError("T must be 1 or 4")
+    if T != 1 and T != 3 and T != 4:
+        raise ValueError("T must be 1, 3 or 4")
+    if T == 3 and (gam is None or gam.shape[0] != N):
+        raise ValueError("probability mode needs gam[N]")
     if tab.shape[1] != N * N:
         raise ValueError("table shape does not match N")
     if offsets.shape[0] != N * 21 + 1 or winv.shape[0] != N:
@@ -1140,16 +1259,28 @@ def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
     cdef val_t* tp = &tmp[0]
     cdef double* ac = &acc[0, 0]
     cdef double* rb = &rowbuf[0, 0]
-    cdef const int64_t* off = &offsets[0]
-    cdef const int32_t* sc = &succ[0]
-    cdef const double* wn = &winv[0]
     cdef int64_t NN = N * N
-    cdef int64_t m, nch, c, j0, j1, j, lo, hi, q, k
-    cdef int t, r
-    cdef double v0
-    cdef double nd[4]
-    cdef double e[4]
+    cdef int64_t m, nch, c, j0, j1, j
+    cdef int t
     cdef val_t dummy
+    cdef val_t* tpw = NULL
+    cdef val_t* tpx = NULL
+    cdef _Shell S
+    S.NN = NN
+    S.N = N
+    S.T = T
+    S.off = &offsets[0]
+    S.succ = &succ[0]
+    S.winv = &winv[0]
+    S.gam = NULL
+    S.scale = scale
+    S.pscale = pscale
+    if T == 3:
+        S.gam = &gam[0]
+        tpw_np = np.zeros(N, dtype=tmp_np.dtype)
+        tpx_np = np.zeros(N, dtype=tmp_np.dtype)
+        tpw = <val_t*>cnp.PyArray_DATA(tpw_np)
+        tpx = <val_t*>cnp.PyArray_DATA(tpx_np)
 
     with nogil:
         for m in range(m0, m1):
@@ -1165,74 +1296,24 @@ def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
                     j1 = j0 + chunk
                     if j1 > m:
                         j1 = m
-                    _row_chunk(base, ac, rb, tp, tpd, NN, N, m, j0, j1, T, off, sc, wn, scale)
+                    _row_chunk(base, ac, rb, tp, tpd, tpw, tpx, &S, m, j0, j1)
             else:
                 for c in range(nch):
                     j0 = 1 + c * chunk
                     j1 = j0 + chunk
                     if j1 > m:
                         j1 = m
-                    _row_chunk(base, ac, rb, tp, tpd, NN, N, m, j0, j1, T, off, sc, wn, scale)
+                    _row_chunk(base, ac, rb, tp, tpd, tpw, tpx, &S, m, j0, j1)
             for t in range(T):
                 base[t * NN + m] = _store(0.0, &dummy)      # E(m, 0): game over
                 rb[t * N] = 0.0
-            # ---- diagonal E(m, m)
-            for t in range(T):
-                nd[t] = 0.0
-                for r in range(21):
-                    lo = off[m * 21 + r]
-                    hi = off[m * 21 + r + 1]
-                    k = sc[lo]
-                    if k == 0:
-                        nd[t] += ROLL_W[r] * wn[m]
-                    else:
-                        v0 = rb[SRC[t] * N + k]
-                        for q in range(lo + 1, hi):
-                            if rb[SRC[t] * N + sc[q]] < v0:
-                                v0 = rb[SRC[t] * N + sc[q]]
-                        nd[t] -= ROLL_W[r] * v0
-                nd[t] /= 36.0
-            for t in range(T):
-                base[t * NN + m * N + m] = _store(nd[t], &dummy)
-                nd[t] = _load(base[t * NN + m * N + m])
-            _compose(nd, T, scale, e)
-            for t in range(T):
-                rb[t * N + m] = e[t]
+            # ---- diagonal E(m, m), which joins row m in rb
+            _col_entry(base, rb, &S, m, m)
             # ---- column part: E(j, m), 1 <= j < m, from the row in rb
             if m >= parallel_from and nthreads > 1:
                 for j in prange(1, m, schedule="static", chunksize=256,
                                 num_threads=nthreads):
-                    _col_entry(base, rb, NN, N, m, j, T, off, sc, wn, scale)
+                    _col_entry(base, rb, &S, m, j)
             else:
                 for j in range(1, m):
-                    _col_entry(base, rb, NN, N, m, j, T, off, sc, wn, scale)
-
-
-cdef inline void _column_store(val_t* base, int64_t NN, int64_t N, int64_t m,
-                               int64_t j, int T, double scale, double a0,
-                               double a1, double a2, double a3) noexcept nogil:
-    cdef double nd[4]
-    cdef double e[4]
-    cdef int t
-    cdef val_t dummy
-    nd[0] = a0 / 36.0
-    nd[1] = a1 / 36.0
-    nd[2] = a2 / 36.0
-    nd[3] = a3 / 36.0
-    for t in range(T):
-        base[t * NN + m * N + j] = _store(nd[t], &dummy)
-
-
-cdef inline void _row_store(val_t* base, double* rb, const double* ac,
-                            int64_t NN, int64_t N, int64_t m, int64_t j,
-                            int T, double scale) noexcept nogil:
-    cdef double nd[4]
-    cdef double e[4]
-    cdef int t
-    cdef val_t dummy
-    for t in range(T):
-        base[t * NN + j * N + m] = _store(ac[t * N + j] / 36.0, &dummy)
-        nd[t] = _load(base[t * NN + j * N + m])
-    _compose(nd, T, scale, e)
-    for t in range(T):
-        rb[t * N + j] = e[t]
+                    _col_entry(base, rb, &S, m, j)

@@ -283,6 +283,15 @@ cdef inline void unmake(MoveGen* g, int src, int dest, int hit) noexcept nogil:
     g.nmoves -= 1
 
 
+cdef inline int next_move(uint32_t* todo, int d, int* dest) noexcept nogil:
+    """Take the highest source out of the mask ``todo`` (not empty); its
+    destination with die d goes to ``dest`` (-1: borne off)."""
+    cdef int src = 31 - __builtin_clz(todo[0])
+    todo[0] &= ~(1u << src)
+    dest[0] = src - d if src >= d else -1
+    return src
+
+
 cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
                            int prune, int first_src, int first_dest,
                            uint32_t legal_at_root) noexcept nogil:
@@ -302,11 +311,7 @@ cdef void search_nondouble(MoveGen* g, int first, int second, int depth,
     if depth == 1 and prune and first_src != 24:
         todo &= ~(legal_at_root & ~(1u << first_dest))
     while todo:
-        src = 31 - __builtin_clz(todo)
-        todo &= ~(1u << src)
-        dest = src - d
-        if dest < 0:
-            dest = -1
+        src = next_move(&todo, d, &dest)
         if depth == 1:
             leaf_move(g, src, dest, 2, True)
         else:
@@ -331,11 +336,7 @@ cdef void search_double(MoveGen* g, int d, int depth, int maxsrc) noexcept nogil
         leaf(g, depth, False)
         return
     while todo:
-        src = 31 - __builtin_clz(todo)
-        todo &= ~(1u << src)
-        dest = src - d
-        if dest < 0:
-            dest = -1
+        src = next_move(&todo, d, &dest)
         if depth == 3:
             leaf_move(g, src, dest, 4, False)
         else:

@@ -56,7 +56,11 @@ stable in gnubg order): value (i, j) for roller i, opponent j at
 ``j * N + i``.  Table 0 is the cubeless equity; cubeful files add tables 1, 2,
 3: the cubeful equity (per unit of cube) if the roller does not double now,
 with the cube centred, owned by the roller, owned by the opponent, as
-gnubg's two-sided files store them.  Values are ``stored / scale``.
+gnubg's two-sided files store them.  Values are ``stored / scale``.  A
+cubeless 15-checker file (3 tables) adds table 1, the roller's winning
+chance W, and table 2, its chance of winning a gammon X, under the same
+equity-maximising play, each ``stored / 32767`` (int16) or as stored
+(float32); the chance of losing a gammon is ``2W - 1 + X - E``.
 """
 from __future__ import annotations
 
@@ -94,6 +98,8 @@ MAX_CHECKERS = 15
 DEFAULT_WINDOW = 32
 VERIFY_LIMIT = 256 << 20  # checksum verified on open up to this data size
 TABLE_NAMES = ("cubeless", "centred", "owned", "opponent_owned")
+PROB_TABLES = 3           # cubeless tables with gammons: E, W (win), X (win a gammon)
+PROB_SCALE = 32767.0      # fixed-point scale of W and X in int16 files
 EPC_PIPS_PER_ROLL = 49.0 / 6.0  # average pips of a roll (8.1667)
 
 assert HEADER_SIZE == 128
@@ -239,7 +245,7 @@ def _check_header(h: _Header, path) -> None:
             bad = "data size"
     elif h.kind == KIND_TWO_SIDED:
         item = {LAYOUT_INT16: 2, LAYOUT_FLOAT32: 4}.get(h.layout)
-        if not (h.points == 6 and 1 <= h.checkers <= 15 and item and h.ntables in (1, 4)):
+        if not (h.points == 6 and 1 <= h.checkers <= 15 and item and h.ntables in (1, 3, 4)):
             bad = "two-sided parameters"
         elif h.npos != num_positions(6, h.checkers):
             bad = "number of positions"
@@ -621,14 +627,18 @@ class TwoSidedTable(_Table):
     kind = "two-sided"
 
     def __init__(self, checkers, values, scale, layout, path=None, mm=None,
-                 source="bgfast", gnubg_pairs=False):
+                 source="bgfast", gnubg_pairs=False, gammon_checkers=15):
         self.points = 6
         self.checkers = int(checkers)
         self.size = num_positions(6, self.checkers)
         self._values = values            # [T, N*N]
         self.ntables = int(values.shape[0])
         self.cubeful = self.ntables == 4
+        #: the table holds the winning and gammon chances (T == 3: E, W, X)
+        self.probabilities = self.ntables == PROB_TABLES
+        self.gammon_checkers = int(gammon_checkers)
         self.scale = float(scale)
+        self.pscale = PROB_SCALE if layout == LAYOUT_INT16 else 1.0
         self.layout = layout
         self.path = None if path is None else str(path)
         self._mmap = mm
@@ -643,6 +653,7 @@ class TwoSidedTable(_Table):
     def info(self) -> dict:
         return {"kind": self.kind, "points": 6, "checkers": self.checkers,
                 "positions": self.size, "pairs": self.size ** 2, "cubeful": self.cubeful,
+                "probabilities": self.probabilities,
                 "layout": {LAYOUT_INT16: "int16", LAYOUT_FLOAT32: "float32"}.get(self.layout, "uint16"),
                 "scale": self.scale, "path": self.path, "source": self.source}
 
@@ -652,7 +663,9 @@ class TwoSidedTable(_Table):
     def values(self, roller, opponent) -> np.ndarray:
         """Stored values ``float64[n, T]`` for gnubg indices (arrays) of the
         roller and the opponent: cubeless equity, then the no-double cubeful
-        equities (centred, owned, opponent owns) in cubeful tables."""
+        equities (centred, owned, opponent owns) in cubeful tables, or the
+        roller's winning and gammon-winning chances in tables with
+        :attr:`probabilities`."""
         i = np.atleast_1d(np.asarray(roller, dtype=np.int64))
         j = np.atleast_1d(np.asarray(opponent, dtype=np.int64))
         if ((i < 0) | (i >= self.size) | (j < 0) | (j >= self.size)).any():
@@ -669,6 +682,10 @@ class TwoSidedTable(_Table):
         out = np.empty((flat.shape[0], self.ntables), dtype=np.float64)
         for t in range(self.ntables):
             out[:, t] = v[t][flat]
+        if self.probabilities:
+            out[:, 0] /= self.scale
+            out[:, 1:] /= self.pscale
+            return out
         return out / self.scale
 
     def probe_batch(self, boards) -> dict:
@@ -685,9 +702,17 @@ class TwoSidedTable(_Table):
             vals[inside] = self.values(_k.ranks(r[inside]), _k.ranks(o[inside]))
         eq = vals[:, 0]
         probs = np.zeros((n, 5), dtype=np.float64)
-        full_r = counts[:, 0] == 15
-        full_o = counts[:, 1] == 15
-        if self.checkers < 15:
+        full_r = counts[:, 0] == self.gammon_checkers
+        full_o = counts[:, 1] == self.gammon_checkers
+        if self.probabilities:
+            # E = 2W - 1 + WG - LG gives the chance of losing a gammon
+            win, wg = vals[:, 1], vals[:, 2]
+            probs[:, 0] = win
+            probs[:, 1] = np.minimum(wg, win)
+            probs[:, 3] = np.minimum(np.maximum(2.0 * win - 1.0 + wg - eq, 0.0), 1.0 - win)
+            probs[:, 1] = np.where(full_o, probs[:, 1], 0.0)   # only a full side is gammoned
+            probs[:, 3] = np.where(full_r, probs[:, 3], 0.0)
+        elif self.checkers < self.gammon_checkers:
             probs[:, 0] = (eq + 1.0) / 2.0
         else:
             # with gammons the equity alone does not give the probabilities
@@ -719,9 +744,11 @@ class TwoSidedTable(_Table):
 
 
 def two_sided_bytes(checkers: int, cubeful: bool = False, layout: str = "int16") -> int:
-    """Size of a two-sided table's data in bytes."""
+    """Size of a two-sided table's data in bytes (a cubeless 15-checker
+    table also holds the winning and gammon chances: 3 tables)."""
     n = num_positions(6, checkers)
-    return (4 if cubeful else 1) * n * n * (2 if layout == "int16" else 4)
+    t = 4 if cubeful else (PROB_TABLES if checkers == 15 else 1)
+    return t * n * n * (2 if layout == "int16" else 4)
 
 
 def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
@@ -744,10 +771,9 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     ``block_work`` pair values (progress and checkpoints happen between
     blocks).  (``_gammon_checkers`` is for tests: count gammons for a side
     that still has that many checkers, so that small in-memory tables
-    exercise the gammon logic of the 15-checker table.)"""
+    exercise the gammon logic of the 15-checker table; a file does not
+    record it, so a file built with it probes as if gammons came at 15.)"""
     checkers = int(checkers)
-    if _gammon_checkers != 15 and path is not None:
-        raise InvalidPositionError("_gammon_checkers is for in-memory test tables only")
     if not 1 <= checkers <= MAX_CHECKERS:
         raise InvalidPositionError(f"two-sided tables have 1..{MAX_CHECKERS} checkers a side, not {checkers}")
     if layout is None:
@@ -755,8 +781,10 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     if layout not in ("int16", "float32"):
         raise InvalidPositionError("layout must be 'int16' or 'float32'")
     N = num_positions(6, checkers)
-    T = 4 if cubeful else 1
     gammons = checkers == _gammon_checkers
+    # with gammons the equity alone does not give the probabilities: a
+    # cubeless table then also solves W and X (PROB_TABLES)
+    T = 4 if cubeful else (PROB_TABLES if gammons else 1)
     code = LAYOUT_INT16 if layout == "int16" else LAYOUT_FLOAT32
     dtype = np.dtype("<i2") if layout == "int16" else np.dtype("<f4")
     scale = (16383.0 if gammons else 32767.0) if layout == "int16" else 1.0
@@ -768,6 +796,8 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     order, inv = _build_order(checkers)
     nchk = position(order, 6).sum(axis=1)
     winv = np.where((nchk == _gammon_checkers) & gammons, 2.0, 1.0) * scale
+    gam = ((nchk == _gammon_checkers) & gammons).astype(np.float64)
+    pscale = PROB_SCALE if layout == "int16" else 1.0
     threads = _threads(threads)
 
     mm = None
@@ -817,7 +847,11 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     while m < N:
         # block [m, e) with sum of shell sizes (e^2 - m^2) / 2 about target_block
         e = min(N, max(m + 1, int((m * m + 2 * target_block) ** 0.5)))
-        _k.solve_shells(values, N, offsets, succ, winv, scale, m, e, threads)
+        if T == PROB_TABLES:
+            _k.solve_shells(values, N, offsets, succ, winv, scale, m, e, threads,
+                            gam=gam, pscale=pscale)
+        else:
+            _k.solve_shells(values, N, offsets, succ, winv, scale, m, e, threads)
         m = e
         if progress is not None:
             progress(m * (m + 1) // 2, total)
@@ -826,7 +860,7 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
             last = time.monotonic()
 
     if mm is None:
-        return TwoSidedTable(checkers, values, scale, code)
+        return TwoSidedTable(checkers, values, scale, code, gammon_checkers=_gammon_checkers)
     crc = _crc_of(mm, HEADER_SIZE, data_size)
     del values
     mm[:HEADER_SIZE] = _pack_header(KIND_TWO_SIDED, 6, checkers, code, T, 0, FLAG_COMPLETE, N,

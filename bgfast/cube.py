@@ -142,8 +142,17 @@ def _check_cube(cube, owner) -> tuple[int, str]:
     return cube, owner
 
 
-def _check_probs(probs) -> np.ndarray:
-    """Validate 5 cumulative probabilities; returns float64[5] (tiny rounding clipped)."""
+class _Probs(tuple):
+    """5 probabilities already checked by :func:`_check_probs` (plain floats)."""
+
+    __slots__ = ()
+
+
+def _check_probs(probs) -> "_Probs":
+    """Validate 5 cumulative probabilities; returns them as a tuple of 5
+    floats (tiny rounding clipped), which later checks pass through."""
+    if type(probs) is _Probs:
+        return probs
     try:
         p = np.asarray(probs, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
@@ -167,7 +176,7 @@ def _check_probs(probs) -> np.ndarray:
     wb = min(max(wb, 0.0), wg)
     lg = min(max(lg, 0.0), 1.0 - w)
     lb = min(max(lb, 0.0), lg)
-    return np.array([w, wg, wb, lg, lb])
+    return _Probs((w, wg, wb, lg, lb))
 
 
 def cubeless_equity(probs) -> float:

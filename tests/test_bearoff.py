@@ -352,6 +352,78 @@ def test_gammons_match_recursive_reference(layout, tol):
     assert want[:, 0].max() > 1.5  # gammons happen
 
 
+def _ref_probabilities(checkers, gammon_checkers, table):
+    """Slow recursive reference of the probability tables: the roller's
+    winning chance W and gammon-winning chance X under the play that
+    maximises the cubeless equity.  Plays are chosen by the table's own
+    stored equities (first minimum of the opponent's in build order, as the
+    solver does), so that plays of mathematically equal equity, which
+    differ in W, are chosen alike; the equities themselves are checked
+    against the recursive reference elsewhere."""
+    n = bo.num_positions(6, checkers)
+    pos = [tuple(int(x) for x in bo.position(i, 6)) for i in range(n)]
+    inv = bo._build_order(checkers)[1]
+    ii, jj = (x.ravel() for x in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    stored = table.values(ii, jj)[:, 0].reshape(n, n)
+
+    def eq(i, j):
+        return float(stored[i, j])
+
+    @functools.lru_cache(maxsize=None)
+    def wx(i, j):
+        w = x = 0.0
+        for d1, d2, p in K.rolls():
+            succ = sorted({bo.index(np.array(r, dtype=np.uint8)) for r in ref_plays(pos[i], d1, d2)},
+                          key=lambda k: inv[k])
+            if 0 in succ:
+                w += p / 36.0
+                x += p / 36.0 * (sum(pos[j]) == gammon_checkers)
+                continue
+            k = min(succ, key=lambda k: eq(j, k))      # min is the first minimum
+            wj, xj = wx(j, k)
+            w += p / 36.0 * (1.0 - wj)
+            x += p / 36.0 * (2.0 * wj - 1.0 + xj - eq(j, k))
+        return w, x
+
+    return {(i, j): (eq(i, j),) + wx(i, j) for i in range(1, n) for j in range(1, n)}
+
+
+@pytest.mark.parametrize("layout,tol", [("float32", 2e-6), ("int16", 3e-4)])
+def test_probability_tables_match_recursive_reference(layout, tol):
+    """With gammons (3 checkers count as 'all' here, as 15 do in the full
+    table) a cubeless table also solves W and X; probe gives the five
+    probabilities, consistent with the equity."""
+    table = bo.build_two_sided(3, layout=layout, _gammon_checkers=3)
+    assert table.probabilities and table.ntables == 3
+    ref = _ref_probabilities(3, 3, table)
+    keys = np.array(list(ref))
+    got = table.values(keys[:, 0], keys[:, 1])
+    want = np.array(list(ref.values()))
+    assert np.abs(got - want).max() < tol
+    # and the equities are the plain (equity-only) solver's
+    plain = _ref_two_sided(3, gammon_checkers=3)
+    assert max(abs(plain[k][0] - e) for k, e in zip(ref, got[:, 0])) < tol
+    assert want[:, 2].max() > 0.5 and (want[:, 1] < 1).any()      # gammons and losses happen
+    # probe: the five probabilities, consistent with the stored equity
+    boards = np.zeros((len(keys), 2, 25), dtype=np.uint8)
+    boards[:, 1, :6] = bo.position(keys[:, 0], 6)
+    boards[:, 0, :6] = bo.position(keys[:, 1], 6)
+    res = table.probe_batch(boards)
+    p = res["probs"]
+    assert not np.isnan(p).any()
+    np.testing.assert_allclose(2 * p[:, 0] - 1 + p[:, 1] - p[:, 3], res["equity"], atol=2 * tol)
+    full_r = boards[:, 1].sum(axis=1) == 3
+    full_o = boards[:, 0].sum(axis=1) == 3
+    assert (p[~full_o, 1] == 0).all() and (p[~full_r, 3] == 0).all()
+    assert (p[full_r & full_o, 3] > 0).any() and (p[full_r & full_o, 1] > 0).any()
+
+
+def test_probability_tables_without_gammons_are_the_equity():
+    # no side can be gammoned: the plain table's W is (E + 1) / 2
+    plain = bo.build_two_sided(4, layout="float32")
+    assert not plain.probabilities and plain.ntables == 1
+
+
 def test_int16_layout_close_to_float32():
     a = bo.build_two_sided(5, cubeful=True, layout="float32")
     b = bo.build_two_sided(5, cubeful=True, layout="int16")
@@ -608,3 +680,36 @@ def test_parallel_shells_equal_serial(dtype, scale):
     par = np.zeros((4, n * n), dtype=dtype)
     K.solve_shells(par, n, offsets, succ, winv, scale, 0, n, 2, chunk=7, parallel_from=1)
     assert np.array_equal(serial, par)
+
+
+@pytest.mark.parametrize("dtype,scale,pscale", [(np.int16, 16383.0, 32767.0), (np.float32, 1.0, 1.0)])
+def test_parallel_probability_shells_equal_serial(dtype, scale, pscale):
+    offsets, succ = K.successor_table(3)
+    n = offsets.shape[0] // 21
+    counts = bo.position(bo._build_order(3)[0], 6).sum(axis=1)
+    gam = (counts == 3).astype(np.float64)
+    winv = (1.0 + gam) * scale
+    serial = np.zeros((3, n * n), dtype=dtype)
+    K.solve_shells(serial, n, offsets, succ, winv, scale, 0, n, 1, gam=gam, pscale=pscale)
+    par = np.zeros((3, n * n), dtype=dtype)
+    K.solve_shells(par, n, offsets, succ, winv, scale, 0, n, 2, chunk=7, parallel_from=1,
+                   gam=gam, pscale=pscale)
+    assert np.array_equal(serial, par) and serial[2].any()
+    with pytest.raises(ValueError):
+        K.solve_shells(par, n, offsets, succ, winv, scale, 0, n, 1)      # no gam
+
+
+def test_probability_tables_round_trip_through_a_file(tmp_path):
+    mem = bo.build_two_sided(3, layout="int16", _gammon_checkers=3)
+    path = tmp_path / "p3.bgb"
+    bo.build_two_sided(3, path, layout="int16", _gammon_checkers=3).close()
+    with bo.open(path, verify=True) as f:
+        assert f.ntables == 3 and f.probabilities and f.info()["probabilities"]
+        n = f.size
+        i, j = (x.ravel() for x in np.meshgrid(np.arange(1, n), np.arange(1, n)))
+        assert np.array_equal(f.values(i, j), mem.values(i, j))
+    raw = bytearray(path.read_bytes())
+    raw[200] ^= 0xFF                                  # corrupt one value
+    path.write_bytes(bytes(raw))
+    with pytest.raises(bo.DatabaseError):
+        bo.open(path, verify=True)
