@@ -79,7 +79,7 @@ def rolls():
 # ---------------------------------------------------------------- indexing
 
 cdef int64_t rank_counts(const uint8_t* c, int P) noexcept nogil:
-    cdef int n = 0, p, t, prev, s, q
+    cdef int n = 0, p, t, prev, s
     cdef int64_t r
     for p in range(P):
         n += c[p]
@@ -87,15 +87,17 @@ cdef int64_t rank_counts(const uint8_t* c, int P) noexcept nogil:
         return 0
     r = COMB[P + n - 1][P]          # positions with fewer checkers
     prev = 1                        # smallest point allowed for the next checker
-    t = 0
+    t = 0                           # checkers on lower points
     for p in range(1, P + 1):
-        for q in range(c[p - 1]):
+        if c[p - 1] == 0:
+            continue
+        # only the first checker of a point counts: the multisets whose t-th
+        # checker lies on prev .. p-1 come before (the others start at p)
+        if p > prev:
             s = n - t - 1
-            # multisets whose t-th checker lies on prev .. p-1
-            if p > prev:
-                r += COMB[P - prev + s + 1][s + 1] - COMB[P - p + s + 1][s + 1]
-            prev = p
-            t += 1
+            r += COMB[P - prev + s + 1][s + 1] - COMB[P - p + s + 1][s + 1]
+        prev = p
+        t += c[p - 1]
     return r
 
 
@@ -540,13 +542,13 @@ cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
 cdef void _pos_finish(_OneSided* x, int64_t i, const int32_t* kr,
                       const int32_t* kg) noexcept nogil:
     """Distributions, window and means of i from its 21 best plays."""
-    cdef int W = x.W, r, w, b, sk, hi = 1
+    cdef int W = x.W, r, w, b, sk, hi = 1, hg = 1
+    cdef bint full = x.nchk[i] == x.C
     cdef double buf_r[LMAX]
     cdef double buf_g[LMAX]
     cdef double lr = 0.0, lg = 0.0
     cdef int64_t kb
     memset(buf_r, 0, LMAX * sizeof(double))
-    memset(buf_g, 0, LMAX * sizeof(double))
     for r in range(21):
         w = ROLL_W[r]
         kb = kr[r]
@@ -555,34 +557,44 @@ cdef void _pos_finish(_OneSided* x, int64_t i, const int32_t* kr,
             buf_r[sk + b + 1] += w * x.dist_r[kb * W + b]
         if sk + W + 1 > hi:
             hi = sk + W + 1
-        if kg[r] >= 0:
-            kb = kg[r]
-            sk = x.start_g[kb]
-            for b in range(W):
-                buf_g[sk + b + 1] += w * x.dist_g[kb * W + b]
-            if sk + W + 1 > hi:
-                hi = sk + W + 1
-        else:
-            buf_g[1] += w
-    if x.nchk[i] != x.C:
-        # fewer than C checkers: a checker is already off (0 rolls)
-        memset(buf_g, 0, LMAX * sizeof(double))
-        buf_g[0] = 36.0
     for b in range(hi):
         buf_r[b] *= (1.0 / 36.0)
-        buf_g[b] *= (1.0 / 36.0)
     _to_window(buf_r, hi, W, &x.start_r[i], &x.dist_r[i * W], &lr)
-    _to_window(buf_g, hi, W, &x.start_g[i], &x.dist_g[i * W], &lg)
+    if full:
+        memset(buf_g, 0, LMAX * sizeof(double))
+        for r in range(21):
+            w = ROLL_W[r]
+            if kg[r] >= 0:
+                kb = kg[r]
+                sk = x.start_g[kb]
+                for b in range(W):
+                    buf_g[sk + b + 1] += w * x.dist_g[kb * W + b]
+                if sk + W + 1 > hg:
+                    hg = sk + W + 1
+            else:
+                buf_g[1] += w            # this roll bears a checker off
+                if hg < 2:
+                    hg = 2
+        for b in range(hg):
+            buf_g[b] *= (1.0 / 36.0)
+        _to_window(buf_g, hg, W, &x.start_g[i], &x.dist_g[i * W], &lg)
+    else:
+        # fewer than C checkers: a checker is already off (0 rolls)
+        x.start_g[i] = 0
+        memset(&x.dist_g[i * W], 0, W * sizeof(float))
+        x.dist_g[i * W] = 1.0
     x.lost[i] = lr if lr > lg else lg
     if x.quantize:
         _quantize(&x.dist_r[i * W], W)
-        _quantize(&x.dist_g[i * W], W)
+        if full:
+            _quantize(&x.dist_g[i * W], W)
     # the expectations that later choices use (from the stored window)
     lr = 0.0
     lg = 0.0
     for b in range(W):
         lr += (x.start_r[i] + b) * x.dist_r[i * W + b]
-        lg += (x.start_g[i] + b) * x.dist_g[i * W + b]
+        if full:
+            lg += (x.start_g[i] + b) * x.dist_g[i * W + b]
     x.mean_r[i] = lr
     x.mean_g[i] = lg
 
