@@ -67,6 +67,7 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import os
+import shutil
 import struct
 import time
 import zlib
@@ -823,6 +824,12 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
             else:
                 partial.unlink()
         if start == 0:
+            # the file is sparse until solved: refuse now rather than fail
+            # (SIGBUS on the mapping) when the disk fills up half-way
+            free = shutil.disk_usage(partial.parent if str(partial.parent) else ".").free
+            if free < HEADER_SIZE + data_size:
+                raise DatabaseError(f"{path}: the table needs {data_size / 2**30:.1f} GiB of disk, "
+                                    f"only {free / 2**30:.1f} GiB are free there")
             with builtins_open(partial, "wb") as f:
                 f.write(head)
                 f.truncate(HEADER_SIZE + data_size)

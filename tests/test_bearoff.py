@@ -713,3 +713,14 @@ def test_probability_tables_round_trip_through_a_file(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(bo.DatabaseError):
         bo.open(path, verify=True)
+
+
+def test_two_sided_build_refuses_when_the_disk_is_too_small(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**6, 10**6 - 1000, 1000))
+    with pytest.raises(bo.DatabaseError, match="GiB of disk"):
+        bo.build_two_sided(4, tmp_path / "t4.bgb")
+    assert not list(tmp_path.iterdir())                  # nothing left behind
