@@ -161,15 +161,22 @@ class AnalysisSettings:
     seed: int = 1
 
 
-def _epc(board_row: np.ndarray):
-    """EPC of one side from the 6-point one-sided database (None if a checker
-    is outside the home board)."""
-    if board_row[6:].any():
-        return None
+def _epcs(boards: np.ndarray) -> list:
+    """EPCs ``[(on roll, opponent)]`` of ``uint8[n, 2, 25]`` boards from the
+    6-point one-sided database, in one vectorised look-up (None for a side
+    with a checker outside its home board)."""
     from . import bearoff
 
-    table = bearoff.default_one_sided()
-    return round(float(table.epc(board_row[:6].astype(np.int64))), 3)
+    out = [[None, None] for _ in range(len(boards))]
+    if not len(boards):
+        return out
+    home = boards[:, :, 6:].sum(axis=2) == 0          # [n, side]
+    rows, sides = np.nonzero(home)
+    if rows.size:
+        vals = bearoff.default_one_sided().epc(boards[rows, sides, :6].astype(np.int64))
+        for r, sd, v in zip(rows.tolist(), sides.tolist(), np.round(vals, 3).tolist()):
+            out[r][1 - sd] = v                         # row 1 is the side on roll
+    return out
 
 
 def _probabilities(positions: list, settings: AnalysisSettings):
@@ -266,20 +273,21 @@ def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
 
 
 def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
-                   ranked=None) -> dict:
+                   ranked=None, epcs=None) -> dict:
     """The output row for one record (``evaluation``: its entry of
-    :func:`_probabilities`, ``ranked``: its top plays, when the caller
-    worked on a batch)."""
+    :func:`_probabilities`, ``ranked``: its top plays, ``epcs``: its EPCs,
+    when the caller worked on a batch)."""
     from .evaluate import equity, rank_plays
 
     pos = rec.position
     cls = pos.classify()
     pips = pos.pip_count()
+    epc_me, epc_opp = epcs if epcs is not None else _epcs(pos.board[None])[0]
     row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
            "context": rec.context.describe(),
            "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
            "class": cls.name.lower(), "pips_on_roll": pips[0], "pips_opponent": pips[1],
-           "epc_on_roll": _epc(pos.board[1]), "epc_opponent": _epc(pos.board[0]), "ply": settings.ply}
+           "epc_on_roll": epc_me, "epc_opponent": epc_opp, "ply": settings.ply}
     if cls == PositionClass.OVER:
         row["source"] = "over"
         return row
@@ -324,6 +332,8 @@ def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
                            _probabilities([r.position for r in records], settings)))
     ranked = _rank_batch([r for r in records if r.dice
                           and r.position.classify() != PositionClass.OVER], settings)
+    epcs = dict(zip((id(r) for r in records),
+                    _epcs(np.stack([r.position.board for r in records])) if records else []))
     rows = []
     for item in parsed:
         if isinstance(item, dict):
@@ -331,7 +341,7 @@ def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
             continue
         try:
             rows.append(analyze_record(item, settings, evaluations[id(item)],
-                                       ranked.get(id(item))))
+                                       ranked.get(id(item)), epcs[id(item)]))
         except BgfastError as exc:
             rows.append({"line": item.line, "input": item.text, "error": str(exc)})
     return rows
