@@ -539,45 +539,46 @@ cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
     kg[0] = kbest_g if full else -1
 
 
+cdef inline int _add_shifted(double* buf, int hi, int w, const uint8_t* start,
+                             const float* dist, int64_t k, int W) noexcept nogil:
+    """buf += w * (the distribution of k, one roll later); returns the new end."""
+    cdef int sk = start[k], b
+    for b in range(W):
+        buf[sk + b + 1] += w * dist[k * W + b]
+    return sk + W + 1 if sk + W + 1 > hi else hi
+
+
+cdef inline void _settle(double* buf, int hi, int W, uint8_t* start, float* out,
+                         double* lost) noexcept nogil:
+    """Divide the 36-weighted sums and store them as a window."""
+    cdef int b
+    for b in range(hi):
+        buf[b] *= (1.0 / 36.0)
+    _to_window(buf, hi, W, start, out, lost)
+
+
 cdef void _pos_finish(_OneSided* x, int64_t i, const int32_t* kr,
                       const int32_t* kg) noexcept nogil:
     """Distributions, window and means of i from its 21 best plays."""
-    cdef int W = x.W, r, w, b, sk, hi = 1, hg = 1
+    cdef int W = x.W, r, b, hi = 1, hg = 1
     cdef bint full = x.nchk[i] == x.C
     cdef double buf_r[LMAX]
     cdef double buf_g[LMAX]
     cdef double lr = 0.0, lg = 0.0
-    cdef int64_t kb
     memset(buf_r, 0, LMAX * sizeof(double))
     for r in range(21):
-        w = ROLL_W[r]
-        kb = kr[r]
-        sk = x.start_r[kb]
-        for b in range(W):
-            buf_r[sk + b + 1] += w * x.dist_r[kb * W + b]
-        if sk + W + 1 > hi:
-            hi = sk + W + 1
-    for b in range(hi):
-        buf_r[b] *= (1.0 / 36.0)
-    _to_window(buf_r, hi, W, &x.start_r[i], &x.dist_r[i * W], &lr)
+        hi = _add_shifted(buf_r, hi, ROLL_W[r], x.start_r, x.dist_r, kr[r], W)
+    _settle(buf_r, hi, W, &x.start_r[i], &x.dist_r[i * W], &lr)
     if full:
         memset(buf_g, 0, LMAX * sizeof(double))
         for r in range(21):
-            w = ROLL_W[r]
             if kg[r] >= 0:
-                kb = kg[r]
-                sk = x.start_g[kb]
-                for b in range(W):
-                    buf_g[sk + b + 1] += w * x.dist_g[kb * W + b]
-                if sk + W + 1 > hg:
-                    hg = sk + W + 1
+                hg = _add_shifted(buf_g, hg, ROLL_W[r], x.start_g, x.dist_g, kg[r], W)
             else:
-                buf_g[1] += w            # this roll bears a checker off
+                buf_g[1] += ROLL_W[r]    # this roll bears a checker off
                 if hg < 2:
                     hg = 2
-        for b in range(hg):
-            buf_g[b] *= (1.0 / 36.0)
-        _to_window(buf_g, hg, W, &x.start_g[i], &x.dist_g[i * W], &lg)
+        _settle(buf_g, hg, W, &x.start_g[i], &x.dist_g[i * W], &lg)
     else:
         # fewer than C checkers: a checker is already off (0 rolls)
         x.start_g[i] = 0
