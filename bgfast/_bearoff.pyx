@@ -412,12 +412,13 @@ def roll_successors(int P, mv, nmv, int32_t i, int d1, int d2):
     return sorted(out[:n].tolist())
 
 
-cdef void _to_window(double* buf, int hi, int W, uint8_t* start, float* out,
-                     double* lost) noexcept nogil:
+cdef void _to_window(double* buf, int hi, int W, uint8_t* start, uint8_t* length,
+                     float* out, double* lost) noexcept nogil:
     """Store the distribution buf[0..hi) (zero beyond) as W bins from start:
-    bins before the first one >= 1e-13 and bins past the window are folded
-    into the first / last bin (the total mass stays 1); ``lost`` gets the
-    folded mass."""
+    the bins before the first one >= 1e-13 are folded into the first bin, and
+    the bins after the last one >= 1e-13 (or past the window) into the last
+    stored bin, so the total mass stays 1.  ``length`` gets the number of
+    stored bins (the rest of the window is 0), ``lost`` the folded mass."""
     cdef int s = 0, k, e
     cdef double head = 0.0, tail = 0.0
     while s < hi - 1 and buf[s] < 1e-13:
@@ -425,21 +426,22 @@ cdef void _to_window(double* buf, int hi, int W, uint8_t* start, float* out,
         s += 1
     if s > 255 - W:
         s = 255 - W
-    e = s + W
+    e = hi
+    while e > s + 1 and buf[e - 1] < 1e-13:
+        e -= 1
+    if e > s + W:
+        e = s + W
     for k in range(e, hi):
         tail += buf[k]
     start[0] = <uint8_t>s
-    for k in range(W):
-        out[k] = <float>buf[s + k] if s + k < hi else 0.0
+    length[0] = <uint8_t>(e - s)
+    for k in range(e - s):
+        out[k] = <float>buf[s + k]
+    for k in range(e - s, W):
+        out[k] = 0.0
     out[0] += <float>head
-    out[W - 1] += <float>tail
+    out[e - s - 1] += <float>tail
     lost[0] = head + tail
-
-
-cdef struct _HB:
-    double v            # best expected rolls after 1..3 moves of a die
-    int32_t k           # the position reaching it (-1: a checker is off)
-    int32_t pad
 
 
 cdef struct _OneSided:
@@ -451,14 +453,19 @@ cdef struct _OneSided:
     int64_t R
     const int64_t* perm    # build index -> gnubg index
     const int32_t* inv     # gnubg index -> build index
+    const uint8_t* cnt     # [N, P] checker counts in build order
+    const int64_t* T       # rank terms [P+1][16][16] (see _rank_terms)
+    const int64_t* K       # [16]
     const int8_t* nchk
     uint8_t* start_r
     uint8_t* start_g
+    uint8_t* len_r      # stored bins of each distribution (the rest are 0)
+    uint8_t* len_g
     float* dist_r
     float* dist_g
     double* mean_r
-    double* mean_g
-    _HB* hb             # [2, 3, 6, R]: best result after 1..3 moves of die d
+    double* mean_g      # mean_g[-1] == 0: "a checker is off"
+    int32_t* hk         # [2, 3, 6, R]: the best result after 1..3 moves of die d
     double* lost
 
 
@@ -469,38 +476,99 @@ cdef void _quantize(float* d, int W) noexcept nogil:
         d[b] = <float>(lround(d[b] * 65535.0) / 65535.0)
 
 
-cdef inline bint _better(double v, int32_t k, double bv, int32_t bk) noexcept nogil:
-    # lexicographic (value, index): ties go to the smallest index
-    return v < bv or (v == bv and k < bk)
+cdef inline void _keep_min(const double* mean, int32_t k, double* bv, int32_t* bk) noexcept nogil:
+    """(bv, bk) = the lexicographic minimum of (mean[k], k) and (bv, bk), without
+    a branch (the comparisons of a best-play search are unpredictable)."""
+    cdef double v = mean[k]
+    cdef bint lt = (v < bv[0]) | ((v == bv[0]) & (k < bk[0]))
+    bv[0] = v if lt else bv[0]
+    bk[0] = k if lt else bk[0]
 
 
 cdef inline int64_t _h(int64_t R, int64_t y, int g, int lev, int d) noexcept nogil:
-    # [g][lev][d][slot]: the lookups of one roll stay in one array, where the
-    # results of neighbouring positions (in build order) lie close together.
-    # A ring of R slots (a power of two): H(y) is only read while positions
-    # at most 6 pips above y are being solved, and R covers that window.
-    return ((g * 3 + lev) * 6 + d - 1) * R + (y & (R - 1))
+    # The 36 entries [g][lev][d] of position y lie together (one position's
+    # lookups touch few cache lines).  A ring of R slots (a power of two):
+    # H(y) is only read while positions at most 6 pips above y are being
+    # solved, and R covers that window.  An entry is the position reached;
+    # its value is mean_r / mean_g of it.
+    return (y & (R - 1)) * 36 + (g * 3 + lev) * 6 + d - 1
 
 
 cdef void _pos_moves(_OneSided* x, int64_t i, int32_t* mvl, int32_t* nm) noexcept nogil:
-    """The single-die moves of i (build indices): mvl[(d-1)*MAXP + s], nm[d-1]."""
-    cdef int P = x.P, d, p
-    cdef uint8_t c[MAXP]
-    unrank_counts(x.perm[i], P, c)
+    """The single-die moves of i (build indices): mvl[(d-1)*MAXP + s], nm[d-1].
+
+    The index of a result comes from the index of i by the rank's point
+    terms (see ``_rank_terms``): moving one checker from point p to q
+    changes the terms of points q..p only, bearing it off those of 1..p and
+    the checker count."""
+    cdef int P = x.P, d, p, q, n, hi = 0
+    cdef const uint8_t* c = x.cnt + i * P
+    cdef int m[MAXP + 2]
+    cdef int64_t S[MAXP + 1]
+    cdef int64_t r0 = x.perm[i], delta
+    cdef const int64_t* T = x.T
+    cdef bint home
+    m[P + 1] = 0
+    for p in range(P, 0, -1):
+        m[p] = m[p + 1] + c[p - 1]
+        if hi == 0 and c[p - 1]:
+            hi = p
+    n = m[1]
+    home = hi <= 6
+    # S[p] = the sum over points 1..p of the change of their term when one
+    # more checker lies below them (m - 1)
+    S[0] = 0
+    for p in range(1, P + 1):
+        S[p] = S[p - 1]
+        if m[p] > 0:
+            S[p] += T[_ti(p, m[p] - 1, c[p - 1])] - T[_ti(p, m[p], c[p - 1])]
     for d in range(1, 7):
         nm[d - 1] = 0
-        for p in range(P - 1, -1, -1):
-            if _can_move(c, P, p, d):
-                _do(c, p, d)
-                mvl[(d - 1) * MAXP + nm[d - 1]] = x.inv[rank_counts(c, P)]
-                _undo(c, p, d)
-                nm[d - 1] += 1
+        for p in range(P, 0, -1):
+            if c[p - 1] == 0:
+                continue
+            # the checker leaves p: its term with one checker fewer
+            delta = T[_ti(p, m[p] - 1, c[p - 1] - 1)] - T[_ti(p, m[p], c[p - 1])]
+            if p > d:
+                q = p - d
+                delta += (T[_ti(q, m[q], c[q - 1] + 1)] - T[_ti(q, m[q], c[q - 1])]
+                          + S[p - 1] - S[q])
+            elif home and (p == d or p == hi):
+                delta += x.K[n - 1] - x.K[n] + S[p - 1]
+            else:
+                continue
+            mvl[(d - 1) * MAXP + nm[d - 1]] = x.inv[r0 + delta]
+            nm[d - 1] += 1
+
+
+cdef inline int _ti(int p, int m, int c) noexcept nogil:
+    return (p * 16 + m) * 16 + c
+
+
+def _rank_terms(int P):
+    """The rank of gnubg's one-sided numbering as a sum of point terms:
+    ``index(c) = K[n] + sum over points p of T[p, m_p, c_p]``, where n is the
+    number of checkers and m_p the number on points >= p.  Returns
+    ``(T int64[P+1, 16, 16], K int64[16])``."""
+    T = np.zeros((P + 1, 16, 16), dtype=np.int64)
+    K = np.zeros(16, dtype=np.int64)
+
+    def A(s, p):
+        return COMB[P - p + s + 1][s + 1]
+
+    for p in range(1, P + 1):
+        for m in range(1, 16):
+            for c in range(m + 1):
+                T[p, m, c] = A(m - c - 1, p) - A(m - 1, p)
+    for n in range(1, 16):
+        K[n] = COMB[P + n - 1][P] + A(n - 1, 1) - 1
+    return T, K
 
 
 cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
                     const int32_t* nm, int32_t* kr, int32_t* kg) noexcept nogil:
     """Best play of roll r from i: the lexicographic minimum of (expected
-    rolls, index) over the results, through the tables hb: for a solved
+    rolls, index) over the results, through the tables hk: for a solved
     position y and die d, the best result of 1, 2, 3 moves of d from y.  A
     roll a-b is min over y in M(i, a) of H1(y, b) (and the other order), a
     double d is min over y in M(i, d) of H3(y, d).  kg: the same for the
@@ -510,94 +578,102 @@ cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
     cdef bint full = ni == x.C
     cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
     cdef double best_r = 1e300, best_g = 1e300, v
-    cdef int64_t y, kb
+    cdef int64_t y
     cdef const int32_t* mvs
+    cdef const int32_t* hr
+    cdef const int32_t* hg
+    lev = 2 if ROLL_D1[r] == ROLL_D2[r] else 0
     for o in range(1 if ROLL_D1[r] == ROLL_D2[r] else 2):
         a = ROLL_D1[r] if o == 0 else ROLL_D2[r]
         bb = ROLL_D2[r] if o == 0 else ROLL_D1[r]
-        lev = 2 if ROLL_D1[r] == ROLL_D2[r] else 0
         mvs = mvl + (a - 1) * MAXP
         for s in range(nm[a - 1]):
-            y = mvs[s]
-            kb = _h(x.R, y, 0, lev, bb)
-            if _better(x.hb[kb].v, x.hb[kb].k, best_r, kbest_r):
-                best_r = x.hb[kb].v
-                kbest_r = x.hb[kb].k
-            if not full:
-                continue
-            if x.nchk[y] < ni:
-                v = 0.0
-                hk = -1
-            else:
-                kb = _h(x.R, y, 1, lev, bb)
-                v = x.hb[kb].v
-                hk = x.hb[kb].k
-            if _better(v, hk, best_g, kbest_g):
-                best_g = v
-                kbest_g = hk
+            _keep_min(x.mean_r, x.hk[_h(x.R, mvs[s], 0, lev, bb)], &best_r, &kbest_r)
+        if full:
+            for s in range(nm[a - 1]):
+                y = mvs[s]
+                _keep_min(x.mean_g, -1 if x.nchk[y] < ni else x.hk[_h(x.R, y, 1, lev, bb)],
+                          &best_g, &kbest_g)
     kr[0] = kbest_r
     kg[0] = kbest_g if full else -1
 
 
-cdef inline int _add_shifted(double* buf, int hi, int w, const uint8_t* start,
-                             const float* dist, int64_t k, int W) noexcept nogil:
-    """buf += w * (the distribution of k, one roll later); returns the new end."""
-    cdef int sk = start[k], b
-    for b in range(W):
-        buf[sk + b + 1] += w * dist[k * W + b]
-    return sk + W + 1 if sk + W + 1 > hi else hi
+cdef inline void _add_shifted(double* buf, double w, const uint8_t* start,
+                             const uint8_t* length, const float* dist, int64_t k,
+                             int W) noexcept nogil:
+    """buf += w * (the distribution of k, one roll later)."""
+    cdef int b, n = length[k]
+    cdef double* o = buf + start[k] + 1
+    cdef const float* d = dist + k * W
+    for b in range(n):
+        o[b] += w * d[b]
 
 
-cdef inline void _settle(double* buf, int hi, int W, uint8_t* start, float* out,
-                         double* lost) noexcept nogil:
+cdef inline int _shifted_end(const uint8_t* start, const uint8_t* length,
+                             const int32_t* ks, int hi) noexcept nogil:
+    """The end of the sum of the 21 distributions ks (one roll later)."""
+    cdef int r, e
+    for r in range(21):
+        if ks[r] >= 0:
+            e = start[ks[r]] + length[ks[r]] + 1
+            if e > hi:
+                hi = e
+    return hi
+
+
+cdef inline void _settle(double* buf, int hi, int W, uint8_t* start, uint8_t* length,
+                         float* out, double* lost) noexcept nogil:
     """Divide the 36-weighted sums and store them as a window."""
     cdef int b
     for b in range(hi):
         buf[b] *= (1.0 / 36.0)
-    _to_window(buf, hi, W, start, out, lost)
+    _to_window(buf, hi, W, start, length, out, lost)
+
+
+cdef inline double _window_mean(const float* d, int s, int n) noexcept nogil:
+    cdef double m = 0.0
+    cdef int b
+    for b in range(n):
+        m += (s + b) * d[b]
+    return m
 
 
 cdef void _pos_finish(_OneSided* x, int64_t i, const int32_t* kr,
                       const int32_t* kg) noexcept nogil:
     """Distributions, window and means of i from its 21 best plays."""
-    cdef int W = x.W, r, b, hi = 1, hg = 1
+    cdef int W = x.W, r, hi
     cdef bint full = x.nchk[i] == x.C
     cdef double buf_r[LMAX]
     cdef double buf_g[LMAX]
     cdef double lr = 0.0, lg = 0.0
-    memset(buf_r, 0, LMAX * sizeof(double))
+    hi = _shifted_end(x.start_r, x.len_r, kr, 1)
+    memset(buf_r, 0, hi * sizeof(double))
     for r in range(21):
-        hi = _add_shifted(buf_r, hi, ROLL_W[r], x.start_r, x.dist_r, kr[r], W)
-    _settle(buf_r, hi, W, &x.start_r[i], &x.dist_r[i * W], &lr)
+        _add_shifted(buf_r, ROLL_W[r], x.start_r, x.len_r, x.dist_r, kr[r], W)
+    _settle(buf_r, hi, W, &x.start_r[i], &x.len_r[i], &x.dist_r[i * W], &lr)
     if full:
-        memset(buf_g, 0, LMAX * sizeof(double))
+        hi = _shifted_end(x.start_g, x.len_g, kg, 2)
+        memset(buf_g, 0, hi * sizeof(double))
         for r in range(21):
             if kg[r] >= 0:
-                hg = _add_shifted(buf_g, hg, ROLL_W[r], x.start_g, x.dist_g, kg[r], W)
+                _add_shifted(buf_g, ROLL_W[r], x.start_g, x.len_g, x.dist_g, kg[r], W)
             else:
                 buf_g[1] += ROLL_W[r]    # this roll bears a checker off
-                if hg < 2:
-                    hg = 2
-        _settle(buf_g, hg, W, &x.start_g[i], &x.dist_g[i * W], &lg)
+        _settle(buf_g, hi, W, &x.start_g[i], &x.len_g[i], &x.dist_g[i * W], &lg)
     else:
         # fewer than C checkers: a checker is already off (0 rolls)
         x.start_g[i] = 0
+        x.len_g[i] = 1
         memset(&x.dist_g[i * W], 0, W * sizeof(float))
         x.dist_g[i * W] = 1.0
     x.lost[i] = lr if lr > lg else lg
     if x.quantize:
-        _quantize(&x.dist_r[i * W], W)
+        _quantize(&x.dist_r[i * W], x.len_r[i])
         if full:
-            _quantize(&x.dist_g[i * W], W)
+            _quantize(&x.dist_g[i * W], x.len_g[i])
     # the expectations that later choices use (from the stored window)
-    lr = 0.0
-    lg = 0.0
-    for b in range(W):
-        lr += (x.start_r[i] + b) * x.dist_r[i * W + b]
-        if full:
-            lg += (x.start_g[i] + b) * x.dist_g[i * W + b]
-    x.mean_r[i] = lr
-    x.mean_g[i] = lg
+    x.mean_r[i] = _window_mean(&x.dist_r[i * W], x.start_r[i], x.len_r[i])
+    x.mean_g[i] = _window_mean(&x.dist_g[i * W], x.start_g[i], x.len_g[i]) if full else 0.0
 
 
 cdef void _pos_h(_OneSided* x, int64_t i, int d, int lev, const int32_t* mvl,
@@ -609,83 +685,73 @@ cdef void _pos_h(_OneSided* x, int64_t i, int d, int lev, const int32_t* mvl,
     cdef int nmoves = nm[d - 1]
     cdef double best_r = 1e300, best_g = 1e300, v
     cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
-    cdef int64_t y, kb
-    for s in range(nmoves):
-        y = mvs[s]
-        if lev == 0:
-            v = x.mean_r[y]
-            hk = <int32_t>y
-        else:
-            kb = _h(x.R, y, 0, lev - 1, d)
-            v = x.hb[kb].v
-            hk = x.hb[kb].k
-        if _better(v, hk, best_r, kbest_r):
-            best_r = v
-            kbest_r = hk
-        if not full:
-            continue
-        if x.nchk[y] < ni:
-            v = 0.0
-            hk = -1
-        elif lev == 0:
-            v = x.mean_g[y]
-            hk = <int32_t>y
-        else:
-            kb = _h(x.R, y, 1, lev - 1, d)
-            v = x.hb[kb].v
-            hk = x.hb[kb].k
-        if _better(v, hk, best_g, kbest_g):
-            best_g = v
-            kbest_g = hk
+    cdef int64_t y
+    if lev == 0:
+        for s in range(nmoves):
+            _keep_min(x.mean_r, mvs[s], &best_r, &kbest_r)
+    else:
+        for s in range(nmoves):
+            _keep_min(x.mean_r, x.hk[_h(x.R, mvs[s], 0, lev - 1, d)], &best_r, &kbest_r)
+    if full:
+        for s in range(nmoves):
+            y = mvs[s]
+            if x.nchk[y] < ni:
+                hk = -1
+            elif lev == 0:
+                hk = <int32_t>y
+            else:
+                hk = x.hk[_h(x.R, y, 1, lev - 1, d)]
+            _keep_min(x.mean_g, hk, &best_g, &kbest_g)
     if nmoves == 0:     # no checker can move: the position stays
-        best_r = x.mean_r[i]
         kbest_r = <int32_t>i
-        best_g = x.mean_g[i]
         kbest_g = <int32_t>i
-    kb = _h(x.R, i, 0, lev, d)
-    x.hb[kb].v = best_r
-    x.hb[kb].k = kbest_r
-    kb = _h(x.R, i, 1, lev, d)
-    x.hb[kb].v = best_g
-    x.hb[kb].k = kbest_g
+    x.hk[_h(x.R, i, 0, lev, d)] = kbest_r
+    x.hk[_h(x.R, i, 1, lev, d)] = kbest_g if full else -1
 
 
-cdef void _solve_group(_OneSided* x, int64_t q0, int64_t q1, int32_t* gm,
-                       int32_t* gn, int32_t* gk, int nthreads) noexcept nogil:
-    """Solve the positions q0 .. q1-1 (one pip count) phase by phase, so that
-    each phase reads one slice of the lookup tables for the whole group."""
-    cdef int64_t q
-    cdef int r, d, lev
-    cdef bint par = nthreads > 1 and q1 - q0 >= 2048
-    if par:
-        for q in prange(q0, q1, schedule="static", num_threads=nthreads):
-            _pos_moves(x, q, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
-    else:
-        for q in range(q0, q1):
-            _pos_moves(x, q, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
+
+cdef void _pos_solve(_OneSided* x, int64_t q) noexcept nogil:
+    """Solve position q: its moves, the best play of each roll, its
+    distributions and its H entries (its successors are solved)."""
+    cdef int32_t mv[6 * MAXP]
+    cdef int32_t nm[6]
+    cdef int32_t kk[42]
+    cdef int r, d, lev, s
+    cdef const int32_t* e
+    _pos_moves(x, q, mv, nm)
+    for d in range(6):
+        for s in range(nm[d]):
+            e = x.hk + _h(x.R, mv[d * MAXP + s], 0, 0, 1)
+            __builtin_prefetch(e)
+            __builtin_prefetch(e + 16)
+            __builtin_prefetch(e + 32)
     for r in range(21):
-        if par:
-            for q in prange(q0, q1, schedule="static", num_threads=nthreads):
-                _pos_roll(x, q, r, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6,
-                          gk + (q - q0) * 42 + r, gk + (q - q0) * 42 + 21 + r)
-        else:
-            for q in range(q0, q1):
-                _pos_roll(x, q, r, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6,
-                          gk + (q - q0) * 42 + r, gk + (q - q0) * 42 + 21 + r)
-    if par:
-        for q in prange(q0, q1, schedule="static", num_threads=nthreads):
-            _pos_finish(x, q, gk + (q - q0) * 42, gk + (q - q0) * 42 + 21)
-    else:
-        for q in range(q0, q1):
-            _pos_finish(x, q, gk + (q - q0) * 42, gk + (q - q0) * 42 + 21)
+        _pos_roll(x, q, r, mv, nm, &kk[r], &kk[21 + r])
+        # the distributions that _pos_finish adds: fetch them meanwhile
+        __builtin_prefetch(&x.dist_r[kk[r] * x.W])
+        if kk[21 + r] >= 0:
+            __builtin_prefetch(&x.dist_g[kk[21 + r] * x.W])
+    _pos_finish(x, q, kk, &kk[21])
     for d in range(1, 7):
         for lev in range(3):
-            if par:
-                for q in prange(q0, q1, schedule="static", num_threads=nthreads):
-                    _pos_h(x, q, d, lev, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
-            else:
-                for q in range(q0, q1):
-                    _pos_h(x, q, d, lev, gm + (q - q0) * 6 * MAXP, gn + (q - q0) * 6)
+            _pos_h(x, q, d, lev, mv, nm)
+
+
+cdef void _solve_group(_OneSided* x, int64_t q0, int64_t q1, int nthreads) noexcept nogil:
+    """Solve the positions q0 .. q1-1 (one pip count: independent of each
+    other), one position at a time; threads share the group."""
+    cdef int64_t q
+    if nthreads > 1 and q1 - q0 >= 64:
+        # dynamic: a thread that the system holds back delays the group by
+        # one chunk at most
+        for q in prange(q0, q1, schedule="dynamic", chunksize=16, num_threads=nthreads):
+            _pos_solve(x, q)
+    else:
+        for q in range(q0, q1):
+            _pos_solve(x, q)
 
 
 def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
@@ -702,12 +768,17 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     ``quantize`` rounds every stored probability to 1/65535 as it is made
     (what gnubg's files hold), so that later choices see the rounded values.
     The work is done in build order (positions sorted by pip count), where a
-    move's results lie in the last few pip groups (cache-friendly); a
-    position's single-die moves are generated when it is solved, the
-    best-result tables keep a ring of the last few pip groups, and the rows
-    are permuted to gnubg order in place at the end, so the memory is the
-    output (N * (8W + 2) bytes) plus about 64 bytes a position.  Ties
-    between plays of equal expectation go to the smallest build index.
+    move's results lie in the last few pip groups (cache-friendly), one pip
+    group at a time (its positions are independent: ``nthreads`` share it,
+    and the result does not depend on the split); each position is solved
+    whole (``_pos_solve``): its single-die moves (indexed incrementally from
+    its own index), the best play of each roll through the best-result
+    ring of the last few pip groups (the 36 entries of a position side by
+    side), and its distributions, summed over the stored bins only.  The
+    rows are permuted to gnubg order in place at the end, so the memory is
+    the output (N * (8W + 2) bytes) plus about 40 + P bytes a position and
+    the ring.  Ties between plays of equal expectation go to the smallest
+    build index.
     """
     if P < 1 or P > MAXP or C < 1 or C > 15 or W < 2 or W > 64:
         raise ValueError("bad table size")
@@ -716,8 +787,10 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     counts_np = unranks(np.arange(N, dtype=np.int64), P)
     pips_np = (counts_np.astype(np.int32) * np.arange(1, P + 1, dtype=np.int32)).sum(axis=1)
     nchk_g = counts_np.sum(axis=1).astype(np.int8)
-    del counts_np
     perm = np.argsort(pips_np, kind="stable").astype(np.int64)   # build -> gnubg
+    cnt_np = np.ascontiguousarray(counts_np[perm])
+    del counts_np
+    T_np, K_np = _rank_terms(P)
     inv = np.empty(N, dtype=np.int32)
     inv[perm] = np.arange(N, dtype=np.int32)
     # boundaries of equal-pip groups (positions in a group are independent)
@@ -734,7 +807,9 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     dist_r_np = np.zeros((N, W), dtype=np.float32)
     dist_g_np = np.zeros((N, W), dtype=np.float32)
     mean_r_np = np.zeros(N, dtype=np.float64)
-    mean_g_np = np.zeros(N, dtype=np.float64)
+    mean_g_np = np.zeros(N + 1, dtype=np.float64)   # [0]: mean_g[-1] = 0
+    len_r_np = np.zeros(N, dtype=np.uint8)
+    len_g_np = np.zeros(N, dtype=np.uint8)
     lost_np = np.zeros(N, dtype=np.float64)
     # ring size for the H tables: positions within 6 pips below a group,
     # plus the group itself
@@ -746,13 +821,16 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     while R < span:
         R *= 2
     del pips_sorted
-    hb_np = np.zeros(R * 36 * 2, dtype=np.int64)   # _HB: 16 bytes; position 0: (0, 0)
+    hk_np = np.zeros(R * 36, dtype=np.int32)   # position 0 reaches position 0
 
     cdef const int64_t[::1] permv = perm
     cdef const int32_t[::1] invv = inv
     cdef const int64_t[::1] order = order_np
     cdef const int64_t[::1] bounds = bounds_np
     cdef const int8_t[::1] nchk = nchk_np
+    cdef const uint8_t[:, ::1] cntv = cnt_np
+    cdef const int64_t[:, :, ::1] Tv = T_np
+    cdef const int64_t[::1] Kv = K_np
     cdef uint8_t[::1] start_r = start_r_np
     cdef uint8_t[::1] start_g = start_g_np
     cdef float[:, ::1] dist_r = dist_r_np
@@ -760,7 +838,9 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     cdef double[::1] mean_r = mean_r_np
     cdef double[::1] mean_g = mean_g_np
     cdef double[::1] lost = lost_np
-    cdef int64_t[::1] hbv = hb_np
+    cdef int32_t[::1] hkv = hk_np
+    cdef uint8_t[::1] len_r = len_r_np
+    cdef uint8_t[::1] len_g = len_g_np
     cdef Py_ssize_t ngroups = bounds_np.shape[0] - 1, gi, q, qlo, qhi
     cdef _OneSided ctx
     ctx.P = P
@@ -772,29 +852,29 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     ctx.perm = &permv[0]
     ctx.inv = &invv[0]
     ctx.nchk = &nchk[0]
+    ctx.cnt = &cntv[0, 0]
+    ctx.T = &Tv[0, 0, 0]
+    ctx.K = &Kv[0]
     ctx.start_r = &start_r[0]
     ctx.start_g = &start_g[0]
     ctx.dist_r = &dist_r[0, 0]
     ctx.dist_g = &dist_g[0, 0]
     ctx.mean_r = &mean_r[0]
-    ctx.mean_g = &mean_g[0]
-    ctx.hb = <_HB*>&hbv[0]
+    ctx.mean_g = &mean_g[1]
+    ctx.len_r = &len_r[0]
+    ctx.len_g = &len_g[0]
+    ctx.hk = &hkv[0]
     ctx.lost = &lost[0]
 
-    gmax = int((bounds_np[1:] - bounds_np[:-1]).max())
-    gm_np = np.empty(gmax * 6 * MAXP, dtype=np.int32)
-    gn_np = np.empty(gmax * 6, dtype=np.int32)
-    gk_np = np.empty(gmax * 42, dtype=np.int32)
-    cdef int32_t[::1] gm = gm_np
-    cdef int32_t[::1] gn = gn_np
-    cdef int32_t[::1] gk = gk_np
     dist_r[0, 0] = 1.0
     dist_g[0, 0] = 1.0
+    len_r[0] = 1
+    len_g[0] = 1
     for gi in range(1, ngroups):
         qlo = bounds[gi]
         qhi = bounds[gi + 1]
         with nogil:
-            _solve_group(&ctx, qlo, qhi, &gm[0], &gn[0], &gk[0], nthreads)
+            _solve_group(&ctx, qlo, qhi, nthreads)
         if progress is not None and (gi % 8 == 0 or gi == ngroups - 1):
             progress(int(bounds[gi + 1]), int(N))
     # rows from build order to gnubg order, in place (no second copy)
@@ -1330,3 +1410,48 @@ def solve_shells(val_t[:, ::1] tab, int64_t N, const int64_t[::1] offsets,
             else:
                 for j in range(1, m):
                     _col_entry(base, rb, &S, m, j)
+
+
+# ------------------------------------------------- packed one-sided windows
+
+def row_lengths(const float[:, ::1] dist):
+    """``uint8[N]``: one past the last non-zero value of each row."""
+    cdef Py_ssize_t n = dist.shape[0], W = dist.shape[1], i, k
+    out = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    with nogil:
+        for i in range(n):
+            k = W
+            while k > 0 and dist[i, k - 1] == 0.0:
+                k -= 1
+            o[i] = <uint8_t>k
+    return out
+
+
+def pack_rows(const float[:, ::1] dist, const uint8_t[::1] lengths):
+    """The first ``lengths[i]`` values of every row, one row after the other."""
+    cdef Py_ssize_t n = dist.shape[0], i, t = 0
+    for i in range(n):
+        t += lengths[i]
+    out = np.empty(t, dtype=np.float32)
+    cdef float[::1] o = out
+    t = 0
+    with nogil:
+        for i in range(n):
+            memcpy(&o[t], &dist[i, 0], lengths[i] * sizeof(float))
+            t += lengths[i]
+    return out
+
+
+def unpack_rows(const float[::1] values, const uint8_t[::1] lengths, int W):
+    """Inverse of :func:`pack_rows`: windows ``float32[N, W]``, zero after
+    each row's values.  The caller checks that the lengths fit ``values``
+    and ``W``."""
+    cdef Py_ssize_t n = lengths.shape[0], i, t = 0
+    out = np.zeros((n, W), dtype=np.float32)
+    cdef float[:, ::1] o = out
+    with nogil:
+        for i in range(n):
+            memcpy(&o[i, 0], &values[t], lengths[i] * sizeof(float))
+            t += lengths[i]
+    return out

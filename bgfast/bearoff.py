@@ -16,8 +16,9 @@ in memory-mapped files:
   (so the winning chances) and, optionally, the money-game cubeful equities
   with the cube centred, owned by the roller and owned by the opponent.
 
-Builds use one thread unless told otherwise (``threads=2``): on a busy
-machine the per-shell thread synchronisation costs more than it gains.
+One-sided builds use all cores, two-sided builds one thread unless told
+otherwise (``threads=2``): on a busy machine their per-shell thread
+synchronisation costs more than it gains.
 
 The API follows python-chess's syzygy module::
 
@@ -36,7 +37,7 @@ File format (little-endian), see :data:`HEADER` and the README::
     10  u16 kind: 1 one-sided, 2 two-sided
     12  u16 points          14  u16 checkers
     16  u16 layout: 1 one-sided float32 windows, 2 int16 fixed point,
-                    3 float32
+                    3 float32, 4 one-sided packed float32 windows
     18  u16 number of value tables  20  u16 window (one-sided)
     22  u16 flags: bit 0 = complete
     24  u64 positions per side (N)   32  f64 fixed-point scale
@@ -45,10 +46,16 @@ File format (little-endian), see :data:`HEADER` and the README::
     64  u32 CRC-32 of the data       68  56 reserved zero bytes
     124 u32 CRC-32 of header bytes 0..123
 
-One-sided data: ``start_r u8[N]``, ``start_g u8[N]``, zero padding to a
-multiple of 8, ``dist_r f32[N, W]``, ``dist_g f32[N, W]``, rows in gnubg's
-position order (:func:`index`); ``dist_r[i, k]`` is the probability that
-position i needs exactly ``start_r[i] + k`` rolls.
+One-sided data, layout 1 (windows): ``start_r u8[N]``, ``start_g u8[N]``,
+zero padding to a multiple of 8, ``dist_r f32[N, W]``, ``dist_g f32[N, W]``,
+rows in gnubg's position order (:func:`index`); ``dist_r[i, k]`` is the
+probability that position i needs exactly ``start_r[i] + k`` rolls.
+Layout 4 (packed, what bgfast writes for tables whose windows take at most
+:data:`PACK_LIMIT` bytes): ``start_r u8[N]``, ``start_g u8[N]``,
+``len_r u8[N]``, ``len_g u8[N]``, zero padding to a multiple of 8, then the
+first ``len_r[i]`` values of every row of ``dist_r`` one after the other
+(f32, rows in gnubg order), then those of ``dist_g``; the rest of each
+window is zero.  A packed table is expanded into windows when it is opened.
 
 Two-sided data: the value tables one after the other, each ``N * N`` values,
 column-major in *build order* (one-sided positions sorted by pip count,
@@ -92,7 +99,8 @@ VERSION = 1
 HEADER = struct.Struct("<8sHHHHHHHHQdQQQI56xI")
 HEADER_SIZE = HEADER.size  # 128
 KIND_ONE_SIDED, KIND_TWO_SIDED = 1, 2
-LAYOUT_WINDOWS, LAYOUT_INT16, LAYOUT_FLOAT32 = 1, 2, 3
+LAYOUT_WINDOWS, LAYOUT_INT16, LAYOUT_FLOAT32, LAYOUT_PACKED = 1, 2, 3, 4
+PACK_LIMIT = 1 << 30      # one-sided windows up to this size are saved packed
 FLAG_COMPLETE = 1
 MAX_POINTS = 13
 MAX_CHECKERS = 15
@@ -228,6 +236,16 @@ def _one_sided_data_size(n: int, window: int) -> int:
     return _pad8(2 * n) + 2 * n * window * 4
 
 
+def _gather_rows(values, lengths, window: int, offsets) -> np.ndarray:
+    """Windows ``float32[N, window]``: row i holds ``lengths[i]`` values from
+    ``values`` at ``offsets[i]``, and zeros after them."""
+    cols = np.arange(window)
+    mask = cols[None, :] < np.asarray(lengths)[:, None]
+    out = np.zeros((mask.shape[0], window), dtype=np.float32)
+    out[mask] = values[(np.asarray(offsets, dtype=np.int64)[:, None] + cols[None, :])[mask]]
+    return out
+
+
 def _pad8(x: int) -> int:
     return (x + 7) // 8 * 8
 
@@ -237,12 +255,17 @@ def _check_header(h: _Header, path) -> None:
     if h.data_offset != HEADER_SIZE:
         bad = "data offset"
     elif h.kind == KIND_ONE_SIDED:
-        if not (1 <= h.points <= 24 and 1 <= h.checkers <= 15 and h.layout == LAYOUT_WINDOWS
+        if not (1 <= h.points <= 24 and 1 <= h.checkers <= 15
+                and h.layout in (LAYOUT_WINDOWS, LAYOUT_PACKED)
                 and h.ntables == 2 and 2 <= h.window <= 64):
             bad = "one-sided parameters"
         elif h.npos != num_positions(h.points, h.checkers):
             bad = "number of positions"
-        elif h.data_size != _one_sided_data_size(h.npos, h.window):
+        elif h.layout == LAYOUT_WINDOWS and h.data_size != _one_sided_data_size(h.npos, h.window):
+            bad = "data size"
+        elif h.layout == LAYOUT_PACKED and not (
+                h.data_size >= _pad8(4 * h.npos) and (h.data_size - _pad8(4 * h.npos)) % 4 == 0
+                and h.data_size <= _pad8(4 * h.npos) + 2 * h.npos * h.window * 4):
             bad = "data size"
     elif h.kind == KIND_TWO_SIDED:
         item = {LAYOUT_INT16: 2, LAYOUT_FLOAT32: 4}.get(h.layout)
@@ -541,19 +564,29 @@ class OneSidedTable(_Table):
 
     # ---- file
     def save(self, path) -> None:
-        """Write the table to ``path`` atomically (temporary file + rename)."""
+        """Write the table to ``path`` atomically (temporary file + rename):
+        packed (layout 4) when its windows take at most :data:`PACK_LIMIT`
+        bytes, else as windows that are memory-mapped when opened."""
         n, w = self.size, self.window
-        pad = _pad8(2 * n) - 2 * n
-        # buffers, not copies (a 13-point table has 9.6 GB of distributions)
-        parts = [memoryview(np.ascontiguousarray(a, dt)).cast("B") for a, dt in
-                 ((self.start_r, np.uint8), (self.start_g, np.uint8),
-                  (np.zeros(pad, np.uint8), np.uint8),
-                  (self.dist_r, "<f4"), (self.dist_g, "<f4"))]
+        if 2 * n * w * 4 <= PACK_LIMIT:
+            layout = LAYOUT_PACKED
+            dr = np.ascontiguousarray(self.dist_r, np.float32)
+            dg = np.ascontiguousarray(self.dist_g, np.float32)
+            lr, lg = _k.row_lengths(dr), _k.row_lengths(dg)
+            heads = [self.start_r, self.start_g, lr, lg, np.zeros(_pad8(4 * n) - 4 * n, np.uint8)]
+            values = [_k.pack_rows(dr, lr), _k.pack_rows(dg, lg)]
+        else:
+            layout = LAYOUT_WINDOWS
+            # buffers, not copies (a 13-point table has 9.6 GB of distributions)
+            heads = [self.start_r, self.start_g, np.zeros(_pad8(2 * n) - 2 * n, np.uint8)]
+            values = [self.dist_r, self.dist_g]
+        parts = ([memoryview(np.ascontiguousarray(a, np.uint8)).cast("B") for a in heads]
+                 + [memoryview(np.ascontiguousarray(a, "<f4")).cast("B") for a in values])
         crc = 0
         for p in parts:
             crc = zlib.crc32(p, crc)
-        head = _pack_header(KIND_ONE_SIDED, self.points, self.checkers, LAYOUT_WINDOWS, 2, w,
-                            FLAG_COMPLETE, n, 0.0, _one_sided_data_size(n, w), 0,
+        head = _pack_header(KIND_ONE_SIDED, self.points, self.checkers, layout, 2, w,
+                            FLAG_COMPLETE, n, 0.0, sum(p.nbytes for p in parts), 0,
                             crc & 0xFFFFFFFF)
         atomic_write(path, [head] + parts)
 
@@ -592,7 +625,7 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
     if not 8 <= window <= 64:
         raise InvalidPositionError("window must be 8..64")
     sr, dr, sg, dg, _lost = _k.build_one_sided(points, checkers, window, progress,
-                                               _threads(threads))
+                                               _threads(threads, os.cpu_count() or 1))
     table = OneSidedTable(points, checkers, sr, dr, sg, dg)
     if path is not None:
         table.save(path)
@@ -600,14 +633,16 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
     return table
 
 
-def _threads(threads):
-    """Default 1 thread: the kernels synchronise their threads once or twice
-    per pip group / shell, which costs far more than it saves when the cores
-    are shared with other busy processes (measured: 6x11 took 52 s on one
-    thread, and an ETA of 25 minutes on two, on a loaded 2-core machine).
-    Pass ``threads=2`` (``--threads 2``) on an idle machine."""
+def _threads(threads, default: int = 1):
+    """The number of build threads: ``threads``, or ``default`` (all cores
+    for one-sided builds, which wait for their threads once per pip group;
+    one thread for two-sided builds, which synchronise them once or twice
+    per shell: on a busy machine that costs more than it gains, measured:
+    6x11 took 52 s on one thread, and an ETA of 25 minutes on two, on a
+    loaded 2-core machine).  Pass ``threads=2`` (``--threads 2``) for a
+    two-sided build on an idle machine.  The tables do not depend on it."""
     if threads is None:
-        return 1
+        return max(1, int(default))
     return max(1, int(threads))
 
 
@@ -918,15 +953,34 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
         off = HEADER_SIZE
         sr = np.frombuffer(mm, np.uint8, N, off)
         sg = np.frombuffer(mm, np.uint8, N, off + N)
+        if (sr.max(initial=0) > 255 - h.window) or (sg.max(initial=0) > 255 - h.window):
+            raise DatabaseError(f"{path}: corrupt data (window start)")
+        if h.layout == LAYOUT_PACKED:
+            return _open_packed(path, h, mm, sr, sg)
         off += _pad8(2 * N)
         dr = np.frombuffer(mm, "<f4", N * h.window, off).reshape(N, h.window)
         dg = np.frombuffer(mm, "<f4", N * h.window, off + N * h.window * 4).reshape(N, h.window)
-        if (sr.max(initial=0) > 255 - h.window) or (sg.max(initial=0) > 255 - h.window):
-            raise DatabaseError(f"{path}: corrupt data (window start)")
         return OneSidedTable(h.points, h.checkers, sr, dr, sg, dg, path, mm)
     dtype = "<i2" if h.layout == LAYOUT_INT16 else "<f4"
     values = np.frombuffer(mm, dtype, h.ntables * N * N, HEADER_SIZE).reshape(h.ntables, N * N)
     return TwoSidedTable(h.checkers, values, h.scale, h.layout, path, mm)
+
+
+def _open_packed(path, h: _Header, mm, sr, sg) -> OneSidedTable:
+    """A packed one-sided table, expanded into windows (in memory)."""
+    N, W = h.npos, h.window
+    off = HEADER_SIZE + 2 * N
+    lr = np.frombuffer(mm, np.uint8, N, off)
+    lg = np.frombuffer(mm, np.uint8, N, off + N)
+    nr, ng = int(lr.sum(dtype=np.int64)), int(lg.sum(dtype=np.int64))
+    off = HEADER_SIZE + _pad8(4 * N)
+    if lr.max(initial=0) > W or lg.max(initial=0) > W or off + 4 * (nr + ng) != HEADER_SIZE + h.data_size:
+        raise DatabaseError(f"{path}: corrupt data (packed row lengths)")
+    dr = _k.unpack_rows(np.frombuffer(mm, "<f4", nr, off), lr, W)
+    dg = _k.unpack_rows(np.frombuffer(mm, "<f4", ng, off + 4 * nr), lg, W)
+    del lr, lg
+    # copies: the map is released with the last view of it
+    return OneSidedTable(h.points, h.checkers, sr.copy(), dr, sg.copy(), dg, path, None)
 
 
 def _open_gnubg(path, fh, head, size):
@@ -987,13 +1041,12 @@ def _open_gnubg(path, fh, head, size):
         if (offs + nz + (nzg if gammon else 0) > vals.shape[0]).any() \
                 or (ioff + nz > 64).any() or (iofg + nzg > 64).any():
             raise DatabaseError(f"{path}: truncated or corrupt gnubg one-sided file")
-        for i in range(N):
-            o, a, s = offs[i], nz[i], ioff[i]
-            sr[i] = s
-            dr[i, :a] = vals[o:o + a] / 65535.0
-            if gammon:
-                sg[i] = iofg[i]
-                dg[i, :nzg[i]] = vals[o + a:o + a + nzg[i]] / 65535.0
+        probs = vals / 65535.0
+        sr[:] = ioff
+        dr[:] = _gather_rows(probs, nz, W, offs)
+        if gammon:
+            sg[:] = iofg
+            dg[:] = _gather_rows(probs, nzg, W, offs + nz)
     if not gammon:
         dg[:] = 0.0
         sg[:] = 0

@@ -560,6 +560,91 @@ def test_file_roundtrip(small_file, tmp_path):
         assert np.array_equal(t1.distribution(500), t2.distribution(500))
 
 
+def _header_fields(path):
+    return struct.unpack("<6H", Path(path).read_bytes()[8:20])
+
+
+def _rewrite_checksums(data: bytearray) -> bytes:
+    """Make the data and header checksums of a bgfast file right again."""
+    import zlib
+
+    data[64:68] = struct.pack("<I", zlib.crc32(bytes(data[128:])) & 0xFFFFFFFF)
+    data[124:128] = struct.pack("<I", zlib.crc32(bytes(data[:124])) & 0xFFFFFFFF)
+    return bytes(data)
+
+
+def test_one_sided_files_are_packed_and_round_trip(tmp_path, monkeypatch):
+    path = tmp_path / "o6.bgb"
+    table = bo.build_one_sided(6, 15, path)
+    assert _header_fields(path)[4] == bo.LAYOUT_PACKED
+    windows = 2 * table.size * table.window * 4
+    assert path.stat().st_size < windows / 3      # 2.9 MB instead of 13.9 MB
+    with bo.open(path) as t:
+        for name in ("start_r", "start_g", "dist_r", "dist_g"):
+            assert np.array_equal(getattr(t, name), getattr(table, name)), name
+        assert np.array_equal(t.moments(np.arange(table.size))[0],
+                              table.moments(np.arange(table.size))[0])
+    # tables over PACK_LIMIT keep memory-mapped windows, and those files open too
+    monkeypatch.setattr(bo, "PACK_LIMIT", 0)
+    path2 = tmp_path / "o6w.bgb"
+    table.save(path2)
+    assert _header_fields(path2)[4] == bo.LAYOUT_WINDOWS
+    assert path2.stat().st_size == 128 + bo._one_sided_data_size(table.size, table.window)
+    with bo.open(path2) as t:
+        assert np.array_equal(t.dist_r, table.dist_r) and np.array_equal(t.dist_g, table.dist_g)
+
+
+def test_corrupt_packed_file_is_refused(tmp_path):
+    path = tmp_path / "o4.bgb"
+    bo.build_one_sided(4, 15, path)
+    n = bo.num_positions(4, 15)
+    good = bytearray(path.read_bytes())
+    # a value flipped: the checksum
+    data = bytearray(good)
+    data[-9] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(DatabaseError, match="checksum"):
+        bo.open(path)
+    # row lengths that do not add up to the data, checksums made right again
+    data = bytearray(good)
+    data[128 + 2 * n + 7] += 1
+    path.write_bytes(_rewrite_checksums(data))
+    with pytest.raises(DatabaseError, match="packed row lengths"):
+        bo.open(path)
+    # a row longer than the window
+    data = bytearray(good)
+    data[128 + 3 * n + 7] = 200
+    path.write_bytes(_rewrite_checksums(data))
+    with pytest.raises(DatabaseError, match="packed row lengths"):
+        bo.open(path)
+    # a data size the header cannot have
+    data = bytearray(good[:-4])
+    data[48:56] = struct.pack("<Q", len(data) - 128)
+    path.write_bytes(_rewrite_checksums(data))
+    with pytest.raises(DatabaseError, match="packed row lengths"):
+        bo.open(path)
+
+
+def test_one_sided_threads_give_identical_tables():
+    for points, checkers in ((6, 15), (8, 6)):
+        one = bo.build_one_sided(points, checkers, threads=1)
+        two = bo.build_one_sided(points, checkers, threads=2)
+        for name in ("start_r", "start_g", "dist_r", "dist_g"):
+            assert np.array_equal(getattr(one, name), getattr(two, name)), (points, name)
+
+
+@pytest.mark.parametrize("points", [1, 6, 8])
+def test_rank_terms_give_the_index(points):
+    """The point-term form of the index that the one-sided build uses for
+    single-die moves equals gnubg's numbering for every position."""
+    T, K_ = K._rank_terms(points)
+    n = bo.num_positions(points, 15)
+    c = bo.position(np.arange(n), points).astype(np.int64)
+    m = np.cumsum(c[:, ::-1], axis=1)[:, ::-1]       # checkers on points >= p
+    idx = K_[c.sum(axis=1)] + sum(T[p, m[:, p - 1], c[:, p - 1]] for p in range(1, points + 1))
+    assert np.array_equal(idx, np.arange(n))
+
+
 def test_truncated_file_is_refused(small_file):
     data = small_file.read_bytes()
     small_file.write_bytes(data[:-10])

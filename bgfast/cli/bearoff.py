@@ -58,8 +58,9 @@ class _Progress:
               help="Two-sided value layout (default float32 up to 10 checkers, else int16).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="Output file (written atomically; a killed two-sided build resumes).")
-@click.option("--threads", type=int, default=None,
-              help="Threads (default 1; 2 helps on an idle machine).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads (default: all cores for one-sided builds, 1 for two-sided; "
+                   "2 helps a two-sided build on an idle machine).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, quiet, as_json):
