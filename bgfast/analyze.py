@@ -26,6 +26,7 @@ import io
 import json
 import os
 from collections import deque
+from itertools import islice
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -161,22 +162,27 @@ class AnalysisSettings:
     seed: int = 1
 
 
-def _epcs(boards: np.ndarray) -> list:
-    """EPCs ``[(on roll, opponent)]`` of ``uint8[n, 2, 25]`` boards from the
-    6-point one-sided database, in one vectorised look-up (None for a side
-    with a checker outside its home board)."""
+def _epc_array(boards: np.ndarray) -> np.ndarray:
+    """EPCs ``float64[n, 2]`` (on roll, opponent) of ``uint8[n, 2, 25]``
+    boards from the 6-point one-sided database, in one vectorised look-up,
+    rounded to 3 decimals (NaN for a side with a checker outside its home
+    board)."""
     from . import bearoff
 
-    out = [[None, None] for _ in range(len(boards))]
+    out = np.full((len(boards), 2), np.nan)
     if not len(boards):
         return out
     home = boards[:, :, 6:].sum(axis=2) == 0          # [n, side]
     rows, sides = np.nonzero(home)
     if rows.size:
         vals = bearoff.default_one_sided().epc(boards[rows, sides, :6].astype(np.int64))
-        for r, sd, v in zip(rows.tolist(), sides.tolist(), np.round(vals, 3).tolist()):
-            out[r][1 - sd] = v                         # row 1 is the side on roll
+        out[rows, 1 - sides] = np.round(vals, 3)       # row 1 is the side on roll
     return out
+
+
+def _epcs(boards: np.ndarray) -> list:
+    """:func:`_epc_array` as ``[[on roll, opponent]]`` with None for NaN."""
+    return [[None if v != v else v for v in pair] for pair in _epc_array(boards).tolist()]
 
 
 def _probabilities(positions: list, settings: AnalysisSettings):
@@ -269,7 +275,18 @@ def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
             "no_double": round(float(dec.no_double), 6),
             "double_take": round(float(dec.double_take), 6),
             "double_pass": round(float(dec.double_pass), 6),
-            "take_point": round(float(dec.take_point_live), 6)}
+            "take_point": (None if dec.take_point_live is None
+                           else round(float(dec.take_point_live), 6))}
+
+
+def _play_fields(ranked, top: int) -> dict:
+    """The checker-play fields of a row from its ranked plays, best first."""
+    if not ranked:
+        return {"best_play": "", "plays": []}
+    best = ranked[0].equity
+    return {"best_play": ranked[0].play.notation, "best_equity": round(best, 6),
+            "plays": [{"play": r.play.notation, "equity": round(r.equity, 6),
+                       "loss": round(best - r.equity, 6)} for r in ranked[:top]]}
 
 
 def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
@@ -299,15 +316,7 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
         if ranked is None:
             ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
                                 evaluator=settings.evaluator)[:max(1, settings.top)]
-        if ranked:
-            best = ranked[0].equity
-            row["best_play"] = ranked[0].play.notation
-            row["best_equity"] = round(best, 6)
-            row["plays"] = [{"play": r.play.notation, "equity": round(r.equity, 6),
-                             "loss": round(best - r.equity, 6)} for r in ranked[:settings.top]]
-        else:
-            row["best_play"] = ""
-            row["plays"] = []
+        row.update(_play_fields(ranked, settings.top))
     else:
         row.update(_cube_fields(pos, rec.context, probs, exact))
     if settings.rollout_games > 0:
@@ -345,6 +354,248 @@ def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
         except BgfastError as exc:
             rows.append({"line": item.line, "input": item.text, "error": str(exc)})
     return rows
+
+
+# ---------------------------------------------------------------------------
+# analysing a chunk in arrays
+# ---------------------------------------------------------------------------
+
+def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
+    """The row of one line by the one-record path (an error row for a bad line)."""
+    try:
+        return analyze_record(parse_record(text, number), settings)
+    except BgfastError as exc:
+        return {"line": number, "input": text, "error": str(exc)}
+
+
+_NO_ENTRY = object()
+_MATCH_IDS: dict = {}
+
+
+def _match_entry(token: str):
+    """(Context, dice) of a Match ID, or None if it does not decode (cached
+    per process: a file holds few distinct Match IDs)."""
+    hit = _MATCH_IDS.get(token, _NO_ENTRY)
+    if hit is _NO_ENTRY:
+        try:
+            ms = MatchState.from_match_id(token)
+            hit = (Context.from_match_state(ms), ms.dice)
+        except BgfastError:
+            hit = None
+        if len(_MATCH_IDS) >= 1 << 16:
+            _MATCH_IDS.clear()
+        _MATCH_IDS[token] = hit
+    return hit
+
+
+def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisSettings):
+    """:func:`_probabilities` of many boards in arrays: ``(probs float64[n,
+    5], exact bool[n], cubeful no-double money equities float64[n, 3], NaN
+    where the two-sided table has none)``; finished games get NaN probs."""
+    from . import bearoff
+    from .evaluate import evaluate_ply
+
+    n = len(boards)
+    probs = np.full((n, 5), np.nan)
+    nd = np.full((n, 3), np.nan)
+    exact = classes == PositionClass.BEAROFF
+    rows = np.flatnonzero(exact)
+    if rows.size:
+        two = bearoff.default_two_sided().probe_batch(boards[rows])
+        inside = two["inside"]
+        probs[rows[inside]] = two["probs"][inside]
+        if "cubeful_no_double" in two:
+            nd[rows[inside]] = two["cubeful_no_double"][inside]
+        rest = rows[~inside]
+        if rest.size:
+            probs[rest] = bearoff.default_one_sided().probe_batch(boards[rest])["probs"]
+    rows = np.flatnonzero(~exact & (classes != PositionClass.OVER))
+    if rows.size:
+        probs[rows] = evaluate_ply(boards[rows], settings.ply, settings.evaluator)
+    return probs, exact, nd
+
+
+class _Table:
+    """Strings encoded once for the formatter (JSON strings or CSV fields)."""
+
+    def __init__(self, fmt: str):
+        self.fmt = fmt
+        self.index: dict = {}
+        self.parts: list = []
+
+    def __call__(self, text: str) -> int:
+        k = self.index.get(text)
+        if k is None:
+            k = self.index[text] = len(self.parts)
+            self.parts.append(_encode_field(text, self.fmt))
+        return k
+
+    def arrays(self):
+        data = [p.encode("utf-8") for p in self.parts]
+        offsets = np.zeros(len(data) + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in data], out=offsets[1:])
+        return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), offsets
+
+
+def _encode_field(value, fmt: str) -> str:
+    if fmt == "jsonl":
+        return json.dumps(value)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow([value])
+    return buf.getvalue()
+
+
+def _blob(pieces: dict, m: int):
+    """{row: text} -> (bytes, offsets int64[m + 1]) for the formatter."""
+    lengths = np.zeros(m + 1, dtype=np.int64)
+    data = []
+    for i in sorted(pieces):
+        b = pieces[i].encode("utf-8")
+        lengths[i + 1] = len(b)
+        data.append(b)
+    return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), np.cumsum(lengths)
+
+
+def _cube_columns(rows, ctx: Context, probs, classes, pips, nd, table, out_cube, out_action):
+    """Cube decisions of ``rows`` (one context) into the formatter's columns."""
+    from .cube import MoneyRules, cube_decisions, cube_efficiencies
+    from .met import MatchScore
+
+    match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
+                                                 crawford=ctx.crawford)
+    decs = cube_decisions(probs[rows], cube=ctx.cube, owner=ctx.owner, match=match,
+                          money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers)
+                          if ctx.is_money else None,
+                          efficiency=cube_efficiencies(classes[rows], pips[rows, 0]),
+                          exact_money=None if ctx.jacoby else nd[rows])
+    out_cube[rows, 0] = decs.no_double
+    out_cube[rows, 1] = decs.double_take
+    out_cube[rows, 2] = decs.double_pass
+    if decs.take_point_live is not None:
+        out_cube[rows, 3] = decs.take_point_live
+    codes = [table(t) for t in (a.text(decs.redouble) for a in _actions())]
+    out_action[rows] = np.asarray(codes, dtype=np.int32)[decs.action]
+
+
+def _actions():
+    from .cube import ACTIONS
+
+    return ACTIONS
+
+
+def _chunk_text(chunk, job) -> tuple[str, int, int]:
+    """Worker entry: ``(first line number, raw lines)`` -> (the rows as
+    text, rows, error rows).  The common line forms are analysed in arrays
+    (one scan, one evaluation, the cube decisions of each cube context in
+    one go, the rows written by the kernel); other lines, bad lines and
+    rollouts take the one-record path, with the same rows."""
+    from . import _analyze as k
+    from .evaluate import equity
+
+    settings, fmt = job
+    first, lines = chunk
+    sc = k.scan(list(lines), first)
+    number, text, offs = sc["number"], sc["text"], sc["offsets"]
+    m = len(number)
+    status = sc["status"].copy()
+    boards, dice, mpos = sc["boards"], sc["dice"].copy(), sc["mpos"]
+    if settings.rollout_games > 0:
+        status[:] = 1
+    # contexts: one per distinct Match ID
+    contexts = [Context()]
+    ctx_of = {contexts[0]: 0}
+    ctx = np.zeros(m, dtype=np.int32)
+    with_id = np.flatnonzero((status == 0) & (mpos >= 0))
+    if with_id.size:
+        raw = np.frombuffer(text, dtype=np.uint8)
+        start = offs[with_id] + mpos[with_id]
+        tokens = raw[start[:, None] + np.arange(12)].copy().view("S12").ravel()
+        uniq, inverse = np.unique(tokens, return_inverse=True)
+        ids = np.empty(len(uniq), dtype=np.int32)
+        idice = np.zeros((len(uniq), 2), dtype=np.int8)
+        for u, token in enumerate(uniq.tolist()):
+            entry = _match_entry(token.decode("ascii"))
+            if entry is None:
+                ids[u] = -1
+                continue
+            c, d = entry
+            ids[u] = ctx_of.setdefault(c, len(contexts))
+            if ids[u] == len(contexts):
+                contexts.append(c)
+            if d:
+                idice[u] = d
+        ctx[with_id] = ids[inverse]
+        bad = with_id[ids[inverse] < 0]
+        status[bad] = 1
+        no_roll = with_id[dice[with_id, 0] == 0]
+        dice[no_roll] = idice[inverse][dice[with_id, 0] == 0]
+    fast = np.flatnonzero(status == 0)
+    classes, pips = sc["classes"], sc["pips"]
+    probs = np.zeros((m, 5))
+    nd = np.full((m, 3), np.nan)
+    exact = np.zeros(m, dtype=bool)
+    live = fast[classes[fast] != PositionClass.OVER]
+    probs[live], exact[live], nd[live] = _evaluate_chunk(boards[live], classes[live], settings)
+    table = _Table(fmt)
+    entries = np.zeros((m, 4), dtype=np.int32)
+    class_codes = np.asarray([table(c.name.lower()) for c in PositionClass], dtype=np.int32)
+    entries[:, 1] = class_codes[classes]
+    sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
+    entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
+                             np.where(exact, sources[1], sources[0]))
+    ctx_codes = np.asarray([table(c.describe()) for c in contexts], dtype=np.int32)
+    entries[:, 0] = ctx_codes[ctx]
+    kind = np.full(m, k.VERBATIM, dtype=np.int8)
+    kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
+                          np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
+    cube = np.full((m, 4), np.nan)
+    extra = {}
+    cube_rows = fast[kind[fast] == k.CUBE]
+    action = np.zeros(m, dtype=np.int32)
+    for c in np.unique(ctx[cube_rows]).tolist():
+        rows = cube_rows[ctx[cube_rows] == c]
+        try:
+            _cube_columns(rows, contexts[c], probs, classes, pips, nd, table, cube, action)
+        except BgfastError:
+            kind[rows] = k.VERBATIM               # the one-record path names the error
+    entries[:, 3] = action
+    play_rows = fast[kind[fast] == k.CHECKER]
+    if play_rows.size:
+        from .evaluate import rank_plays_batch
+
+        batch = rank_plays_batch(boards[play_rows], dice[play_rows].astype(np.int64),
+                                 plies=settings.ply, evaluator=settings.evaluator)
+        before = Position.many(boards[play_rows], classify=False)
+        top = max(1, settings.top)
+        for j, i in enumerate(play_rows.tolist()):
+            extra[i] = _plays_text(_play_fields(batch.ranked(j, before[j], top), settings.top),
+                                   fmt)
+    errors = 0
+    for i in np.flatnonzero(kind == k.VERBATIM).tolist():
+        line_text = sc["other"].get(i)
+        if line_text is None:
+            line_text = text[offs[i]:offs[i + 1]].decode("ascii")
+        row = _scalar_row(int(number[i]), line_text, settings)
+        errors += "error" in row
+        extra[i] = format_row(row, fmt)
+    epc = np.full((m, 2), np.nan)
+    epc[fast] = _epc_array(boards[fast])
+    ebytes, eoffs = _blob(extra, m)
+    tbytes, toffs = table.arrays()
+    out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
+                        offs, entries, tbytes, toffs, dice, pips, epc,
+                        settings.ply, probs, equity(probs), cube, ebytes, eoffs)
+    return out.decode("utf-8"), m, errors
+
+
+def _plays_text(fields: dict, fmt: str) -> str:
+    """The checker-play part of a row: JSON members, or the three CSV fields."""
+    if fmt == "jsonl":
+        return json.dumps(fields, separators=(",", ":"))[1:-1]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(
+        [_csv_value(key, fields.get(key)) for key in ("best_play", "best_equity", "plays")])
+    return buf.getvalue()
 
 
 # ---------------------------------------------------------------------------
@@ -406,7 +657,7 @@ def resume_point(path: str, fmt: str) -> int:
 
 
 class _Writer:
-    """Appends rows, one write and flush per row."""
+    """Appends rows: one write and a flush per call."""
 
     def __init__(self, path: str | None, fmt: str, append: bool, stream=None):
         self.fmt = fmt
@@ -424,7 +675,11 @@ class _Writer:
             self.f.write(csv_header())
 
     def write(self, row: dict) -> None:
-        self.f.write(format_row(row, self.fmt))
+        self.write_text(format_row(row, self.fmt))
+
+    def write_text(self, text: str) -> None:
+        """Whole rows, in one write, flushed."""
+        self.f.write(text)
         self.f.flush()
 
     def close(self):
@@ -481,14 +736,38 @@ def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, 
             yield pending.popleft().result()
 
 
+def _line_chunks(lines: Iterable[str], start_after: int, size: int,
+                 first_size: int = 64) -> Iterator[tuple[int, list]]:
+    """``(number of the first line, raw lines)`` blocks of the input after
+    line ``start_after``; the first blocks are small (rows show up at once),
+    then they double up to ``size``."""
+    it = iter(lines)
+    number = start_after + 1
+    if start_after:
+        skipped = sum(1 for _ in islice(it, start_after))
+        if skipped < start_after:
+            return
+    step = max(1, min(first_size, size))
+    while True:
+        block = list(islice(it, step))
+        if not block:
+            return
+        yield number, block
+        number += len(block)
+        step = min(2 * step, size)
+
+
 def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
         settings: AnalysisSettings = AnalysisSettings(), jobs: int = 1, backend: str = "local",
-        address: str | None = None, resume: bool = False, chunk_size: int = 16,
+        address: str | None = None, resume: bool = False, chunk_size: int = 4096,
         stream=None, progress=None) -> dict:
     """Analyse ``lines``; write rows to ``output`` (or ``stream``) in input order.
 
+    Work goes out in blocks of at most ``chunk_size`` input lines (the first
+    ones smaller); the rows of a block are written with one write and a
+    flush, so a crash can only tear the last row, which ``resume`` cuts.
     Returns counts: ``{"rows": n, "errors": k, "skipped": lines already done}``.
-    ``progress`` is called with the number of rows written after each chunk.
+    ``progress`` is called with the number of rows written after each block.
     """
     if fmt not in ("csv", "jsonl"):
         raise BgfastError(f"unknown output format {fmt!r}; choose csv or jsonl")
@@ -498,15 +777,14 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     writer = _Writer(output, fmt, append=resume, stream=stream)
     rows = errors = 0
     try:
-        records = read_records(lines, start_after=start)
-        for result in _ordered_map(_analyze_chunk, _chunks(records, chunk_size), settings,
-                                   jobs, backend, address):
-            for row in result:
-                writer.write(row)
-                rows += 1
-                errors += "error" in row
+        for text, n, bad in _ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
+                                         (settings, fmt), jobs, backend, address):
+            if n:
+                writer.write_text(text)
+            rows += n
+            errors += bad
             if progress is not None:
-                progress(len(result))
+                progress(n)
     finally:
         writer.close()
     return {"rows": rows, "errors": errors, "resumed_after_line": start}

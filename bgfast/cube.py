@@ -148,6 +148,44 @@ class _Probs(tuple):
     __slots__ = ()
 
 
+_TOL = 1e-6
+
+
+def _probs_checks(p: np.ndarray):
+    """Row checks of ``float64[N, 5]`` probabilities: (finite, the winning
+    side consistent, the losing side consistent), each ``bool[N]``."""
+    w, wg, wb, lg, lb = p.T
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(p).all(axis=1)
+        win_ok = (-_TOL <= wb) & (wb <= wg + _TOL) & (wg <= w + _TOL) & (w <= 1 + _TOL)
+        lose_ok = (-_TOL <= lb) & (lb <= lg + _TOL) & (lg <= 1 - w + _TOL)
+    return finite, win_ok & finite, lose_ok & finite
+
+
+def _lower(a, b):
+    """``min(a, b)`` elementwise, with Python's rule (``a`` unless ``b < a``)."""
+    return np.where(b < a, b, a)
+
+
+def _upper(a, b):
+    """``max(a, b)`` elementwise, with Python's rule (``a`` unless ``b > a``)."""
+    return np.where(b > a, b, a)
+
+
+def _clip(v, lo, hi):
+    return _lower(_upper(v, lo), hi)
+
+
+def _clip_probs(p: np.ndarray) -> np.ndarray:
+    """Checked ``float64[N, 5]`` probabilities with tiny rounding clipped."""
+    w = _clip(p[:, 0], 0.0, 1.0)
+    wg = _clip(p[:, 1], 0.0, w)
+    wb = _clip(p[:, 2], 0.0, wg)
+    lg = _clip(p[:, 3], 0.0, 1.0 - w)
+    lb = _clip(p[:, 4], 0.0, lg)
+    return np.stack([w, wg, wb, lg, lb], axis=1)
+
+
 def _check_probs(probs) -> "_Probs":
     """Validate 5 cumulative probabilities; returns them as a tuple of 5
     floats (tiny rounding clipped), which later checks pass through."""
@@ -159,94 +197,115 @@ def _check_probs(probs) -> "_Probs":
         raise InvalidCubeError(f"probabilities must be 5 numbers, not {probs!r}") from None
     if p.shape != (5,):
         raise InvalidCubeError(f"expected 5 probabilities (W, WG, WB, LG, LB), got {p.size}")
-    w, wg, wb, lg, lb = vals = p.tolist()          # plain floats: fast scalar checks
-    if not all(map(math.isfinite, vals)):
+    finite, win_ok, lose_ok = (bool(c[0]) for c in _probs_checks(p[None]))
+    w, wg, wb, lg, lb = p.tolist()
+    if not finite:
         raise InvalidCubeError("probabilities must be finite numbers")
-    tol = 1e-6
-    if not (-tol <= wb <= wg + tol and wg <= w + tol and w <= 1 + tol):
+    if not win_ok:
         raise InvalidCubeError(
             f"need 0 <= win backgammon <= win gammon <= win <= 1, got W={w:g} WG={wg:g} WB={wb:g}"
         )
-    if not (-tol <= lb <= lg + tol and lg <= 1 - w + tol):
+    if not lose_ok:
         raise InvalidCubeError(
             f"need 0 <= lose backgammon <= lose gammon <= 1 - win, got LG={lg:g} LB={lb:g} (win {w:g})"
         )
-    w = min(max(w, 0.0), 1.0)
-    wg = min(max(wg, 0.0), w)
-    wb = min(max(wb, 0.0), wg)
-    lg = min(max(lg, 0.0), 1.0 - w)
-    lb = min(max(lb, 0.0), lg)
-    return _Probs((w, wg, wb, lg, lb))
+    return _Probs(_clip_probs(p[None])[0].tolist())
+
+
+def _rows(probs) -> np.ndarray:
+    """One checked probability row as ``float64[1, 5]`` for the array model."""
+    return np.array([_check_probs(probs)], dtype=np.float64)
+
+
+def _cubeless(p: np.ndarray) -> np.ndarray:
+    w, wg, wb, lg, lb = p.T
+    return 2 * w - 1 + wg - lg + wb - lb
 
 
 def cubeless_equity(probs) -> float:
     """Cubeless money equity ``2w - 1 + wg - lg + wbg - lbg``."""
-    w, wg, wb, lg, lb = _check_probs(probs)
-    return float(2 * w - 1 + wg - lg + wb - lb)
+    return float(_cubeless(_rows(probs))[0])
 
 
 # ---------------------------------------------------------------------------
 # cube efficiency
 # ---------------------------------------------------------------------------
 
+def _race_efficiencies(pips) -> np.ndarray:
+    t = (np.asarray(pips, dtype=np.float64) - RACE_PIPS_MIN) / (RACE_PIPS_MAX - RACE_PIPS_MIN)
+    t = _clip(t, 0.0, 1.0)
+    return RACE_EFFICIENCY_MIN + t * (RACE_EFFICIENCY_MAX - RACE_EFFICIENCY_MIN)
+
+
 def race_efficiency(pips: float) -> float:
     """Race cube efficiency: 0.6 at 40 pips or less, 0.7 at 120 or more, linear between."""
-    t = (float(pips) - RACE_PIPS_MIN) / (RACE_PIPS_MAX - RACE_PIPS_MIN)
-    t = min(max(t, 0.0), 1.0)
-    return RACE_EFFICIENCY_MIN + t * (RACE_EFFICIENCY_MAX - RACE_EFFICIENCY_MIN)
+    return float(_race_efficiencies([float(pips)])[0])
+
+
+def cube_efficiencies(classes, pips_on_roll) -> np.ndarray:
+    """Cube efficiencies ``float64[N]`` from position class codes
+    (:class:`bgfast.position.PositionClass`) and the roller's pip counts."""
+    from .position import PositionClass
+
+    cls = np.asarray(classes)
+    return np.where(cls == PositionClass.CONTACT, CONTACT_EFFICIENCY,
+                    np.where(cls == PositionClass.RACE, _race_efficiencies(pips_on_roll),
+                             BEAROFF_EFFICIENCY))  # BEAROFF (one-sided class) and OVER
 
 
 def cube_efficiency(position) -> float:
     """The cube efficiency for a :class:`bgfast.Position` (by its class and pip count)."""
-    from .position import PositionClass
-
-    cls = position.classify()
-    if cls == PositionClass.CONTACT:
-        return CONTACT_EFFICIENCY
-    if cls == PositionClass.RACE:
-        return race_efficiency(position.pip_count()[0])
-    return BEAROFF_EFFICIENCY  # BEAROFF (one-sided class) and OVER
+    return float(cube_efficiencies([int(position.classify())], [position.pip_count()[0]])[0])
 
 
 # ---------------------------------------------------------------------------
-# the live-cube model
+# the live-cube model (arrays: one row per position, cube and score shared)
 # ---------------------------------------------------------------------------
 
-def _interp(p: float, points: list[tuple[float, float]]) -> float:
-    """Piecewise-linear interpolation through ``points`` (any order), clamped at the ends."""
-    pts = sorted(points)
-    if p <= pts[0][0]:
-        return pts[0][1]
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-        if p <= x1:
-            return y0 if x1 <= x0 else y0 + (y1 - y0) * (p - x0) / (x1 - x0)
-    return pts[-1][1]
+def _interp(p: np.ndarray, points) -> np.ndarray:
+    """Piecewise-linear interpolation at ``p`` through ``points`` ``(x, y)``
+    (each a number or a row array; sorted per row, as tuples, by x then y),
+    clamped at the ends."""
+    n = p.shape[0]
+    xs = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for x, _ in points])
+    ys = np.stack([np.broadcast_to(np.asarray(y, dtype=np.float64), (n,)) for _, y in points])
+    if not (xs[1:] > xs[:-1]).all():             # not already in order in every row
+        order = np.lexsort((ys, xs), axis=0)
+        xs = np.take_along_axis(xs, order, 0)
+        ys = np.take_along_axis(ys, order, 0)
+    out = ys[-1]
+    done = p <= xs[0]
+    out = np.where(done, ys[0], out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+            here = ~done & (p <= x1)
+            seg = np.where(x1 <= x0, y0, y0 + (y1 - y0) * (p - x0) / (x1 - x0))
+            out = np.where(here, seg, out)
+            done = done | here
+    return out
 
 
-def _ratio(num: float, den: float) -> float:
-    if den <= 1e-15:
-        return 1.0 if num > 0 else 0.0
-    return min(max(num / den, 0.0), 1.0)
+def _ratio(num, den) -> np.ndarray:
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = _clip(num / den, 0.0, 1.0)
+    return np.where(den <= 1e-15, np.where(num > 0, 1.0, 0.0), r)
 
 
-def _averages(probs: np.ndarray) -> tuple[float, float]:
+def _averages(p: np.ndarray):
     """Average value of games won (W) and lost (L), money points per cube."""
-    w, wg, wb, lg, lb = probs
-    W = 1.0 + (wg + wb) / w if w > 1e-12 else 1.0
-    L = 1.0 + (lg + lb) / (1.0 - w) if w < 1.0 - 1e-12 else 1.0
+    w, wg, wb, lg, lb = p.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        W = np.where(w > 1e-12, 1.0 + (wg + wb) / w, 1.0)
+        L = np.where(w < 1.0 - 1e-12, 1.0 + (lg + lb) / (1.0 - w), 1.0)
     return W, L
 
 
-def money_take_points(probs, *, jacoby_centred: bool = False) -> dict:
-    """Janowski money take points (of the side on roll, in its own winning chance).
-
-    Returns ``take_live``/``take_dead`` (my take point if doubled) and
-    ``cash_live``/``cash_dead`` (the winning chance at which the opponent's
-    take of my double breaks even).  ``jacoby_centred`` treats gammons as
-    single wins (the Jacoby rule with a centred cube).
-    """
-    p = _check_probs(probs)
-    W, L = (1.0, 1.0) if jacoby_centred else _averages(p)
+def _take_points(p: np.ndarray, jacoby_centred: bool = False, averages=None) -> dict:
+    if jacoby_centred:
+        W = L = np.ones(p.shape[0])
+    else:
+        W, L = _averages(p) if averages is None else averages
     return {
         "take_live": (L - 0.5) / (W + L + 0.5),
         "cash_live": (L + 1.0) / (W + L + 0.5),
@@ -257,15 +316,20 @@ def money_take_points(probs, *, jacoby_centred: bool = False) -> dict:
     }
 
 
-def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool = False) -> float:
-    """Janowski cubeful money equity per unit cube for the side on roll.
+def money_take_points(probs, *, jacoby_centred: bool = False) -> dict:
+    """Janowski money take points (of the side on roll, in its own winning chance).
 
-    ``owner`` is ``'centre'``, ``'me'`` or ``'opp'``; with ``jacoby`` and a
-    centred cube gammons and backgammons count as single games.
+    Returns ``take_live``/``take_dead`` (my take point if doubled) and
+    ``cash_live``/``cash_dead`` (the winning chance at which the opponent's
+    take of my double breaks even).  ``jacoby_centred`` treats gammons as
+    single wins (the Jacoby rule with a centred cube).
     """
-    p = _check_probs(probs)
-    owner = normalize_owner(owner)
-    W, L = _averages(p)
+    return {k: float(v[0]) for k, v in _take_points(_rows(probs), jacoby_centred).items()}
+
+
+def _money_cubeful(p: np.ndarray, owner: str, efficiency, jacoby: bool = False,
+                   averages=None) -> np.ndarray:
+    W, L = _averages(p) if averages is None else averages
     tp = (L - 0.5) / (W + L + 0.5)
     cp = (L + 1.0) / (W + L + 0.5)
     if jacoby and owner == "centre":
@@ -273,27 +337,41 @@ def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool =
         # (after a double) keep the gammons; the ends of the live line and
         # the dead equity do not: a centred cube cannot win more than 1.
         W = L = 1.0
-        dead = 2.0 * p[0] - 1.0
+        dead = 2.0 * p[:, 0] - 1.0
     else:
-        dead = float(2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4])
-    points = [(0.0, -L), (1.0, W)]
+        dead = _cubeless(p)
+    # in order of x (0 < tp < cp < 1)
+    points = [(0.0, -L)]
     if owner in ("centre", "opp"):
         points.append((tp, -1.0))
     if owner in ("centre", "me"):
         points.append((cp, 1.0))
-    live = _interp(float(p[0]), points)
+    points.append((1.0, W))
+    live = _interp(p[:, 0], points)
     return efficiency * live + (1.0 - efficiency) * dead
 
 
+def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool = False) -> float:
+    """Janowski cubeful money equity per unit cube for the side on roll.
+
+    ``owner`` is ``'centre'``, ``'me'`` or ``'opp'``; with ``jacoby`` and a
+    centred cube gammons and backgammons count as single games.
+    """
+    p = _rows(probs)
+    return float(_money_cubeful(p, normalize_owner(owner), efficiency, jacoby)[0])
+
+
 class _MatchModel:
-    """MWC arithmetic for one set of probabilities at one match score."""
+    """MWC arithmetic for rows of probabilities at one match score (the
+    MWCs of the score are numbers, everything that depends on the
+    probabilities is an array with one entry per row)."""
 
     def __init__(self, probs: np.ndarray, score: MatchScore, met: MatchEquityTable):
         self.p = probs
         self.a, self.b = score.away_me, score.away_opp
         self.state = "crawford" if score.crawford else ("post" if score.post_crawford else "pre")
         self.met = met
-        w, wg, wb, lg, lb = probs
+        w, wg, wb, lg, lb = probs.T
         self.win = (w - wg, wg - wb, wb)  # single, gammon, backgammon
         self.lose = (1 - w - lg, lg - lb, lb)
         self.cp_me = lru_cache(maxsize=None)(self._cp_me)
@@ -314,21 +392,19 @@ class _MatchModel:
             return self.met.mwc(a, b, post_crawford=self.state != "pre")
         return self.met.mwc(a, b)
 
-    def W(self, n: int) -> float:
-        s = sum(self.win)
-        vals = (self.M(n, 0), self.M(2 * n, 0), self.M(3 * n, 0))
-        if s <= 1e-12:
-            return vals[0]
-        return sum(q * v for q, v in zip(self.win, vals)) / s
+    def _average(self, parts, vals) -> np.ndarray:
+        s = sum(parts)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            avg = sum(q * v for q, v in zip(parts, vals)) / s
+        return np.where(s <= 1e-12, vals[0], avg)
 
-    def L(self, n: int) -> float:
-        s = sum(self.lose)
-        vals = (self.M(0, n), self.M(0, 2 * n), self.M(0, 3 * n))
-        if s <= 1e-12:
-            return vals[0]
-        return sum(q * v for q, v in zip(self.lose, vals)) / s
+    def W(self, n: int) -> np.ndarray:
+        return self._average(self.win, (self.M(n, 0), self.M(2 * n, 0), self.M(3 * n, 0)))
 
-    def dead(self, n: int) -> float:
+    def L(self, n: int) -> np.ndarray:
+        return self._average(self.lose, (self.M(0, n), self.M(0, 2 * n), self.M(0, 3 * n)))
+
+    def dead(self, n: int) -> np.ndarray:
         return (sum(q * self.M(k * n, 0) for q, k in zip(self.win, (1, 2, 3)))
                 + sum(q * self.M(0, k * n) for q, k in zip(self.lose, (1, 2, 3))))
 
@@ -338,7 +414,7 @@ class _MatchModel:
     def can_double_opp(self, n: int) -> bool:
         return self.state != "crawford" and n < self.b
 
-    def _cp_me(self, n: int) -> float:
+    def _cp_me(self, n: int) -> np.ndarray:
         """My winning chance at which the opponent's take of my n -> 2n double breaks even."""
         cash = self.M(n, 0)
         if self.can_double_opp(2 * n):
@@ -349,7 +425,7 @@ class _MatchModel:
         lo = self.L(2 * n)
         return _ratio(cash - lo, self.W(2 * n) - lo)
 
-    def _tp_me(self, n: int) -> float:
+    def _tp_me(self, n: int) -> np.ndarray:
         """My take point (my winning chance) when the opponent doubles n -> 2n."""
         pas = self.M(0, n)
         lo = self.L(2 * n)
@@ -358,19 +434,19 @@ class _MatchModel:
             return cp2 * _ratio(pas - lo, self.M(2 * n, 0) - lo)
         return _ratio(pas - lo, self.W(2 * n) - lo)
 
-    def dead_cp_me(self, n: int) -> float:
+    def dead_cp_me(self, n: int) -> np.ndarray:
         lo = self.L(2 * n)
         return _ratio(self.M(n, 0) - lo, self.W(2 * n) - lo)
 
-    def live(self, n: int, owner: str) -> float:
+    def live(self, n: int, owner: str) -> np.ndarray:
         points = [(0.0, self.L(n)), (1.0, self.W(n))]
         if owner in ("centre", "opp") and self.can_double_opp(n):
             points.append((self.tp_me(n), self.M(0, n)))
         if owner in ("centre", "me") and self.can_double_me(n):
             points.append((self.cp_me(n), self.M(n, 0)))
-        return _interp(float(self.p[0]), points)
+        return _interp(self.p[:, 0], points)
 
-    def cubeful(self, n: int, owner: str, x: float) -> float:
+    def cubeful(self, n: int, owner: str, x) -> np.ndarray:
         return x * self.live(n, owner) + (1.0 - x) * self.dead(n)
 
     def gammon_prices(self, n: int) -> dict:
@@ -388,10 +464,10 @@ class _MatchModel:
 def match_cubeful_mwc(probs, score: MatchScore, met=None, *, cube: int = 1,
                       owner: str = "centre", efficiency: float = CONTACT_EFFICIENCY) -> float:
     """Janowski cubeful match winning chance of the side on roll."""
-    p = _check_probs(probs)
+    p = _rows(probs)
     cube, owner = _check_cube(cube, owner)
     model = _MatchModel(p, score, get_table(met))
-    return model.cubeful(cube, owner, float(efficiency))
+    return float(model.cubeful(cube, owner, float(efficiency))[0])
 
 
 # ---------------------------------------------------------------------------
@@ -498,19 +574,215 @@ class CubeDecision:
 
 _EPS = 1e-9  # equities closer than this are equal (ties go to doubling, as in gnubg)
 
+#: The actions by code (the ``action`` arrays of :class:`CubeDecisions`).
+ACTIONS = tuple(CubeAction)
+_CODE = {a: i for i, a in enumerate(ACTIONS)}
 
-def _choose(nd: float, dt: float, dp: float, can_double: bool, beaver: bool) -> CubeAction:
+
+def _choose(nd, dt, dp, can_double: bool, beaver) -> np.ndarray:
+    """The proper actions (codes into :data:`ACTIONS`) for arrays of equities."""
+    nd, dt = np.asarray(nd, dtype=np.float64), np.asarray(dt, dtype=np.float64)
+    beaver = np.broadcast_to(np.asarray(beaver, dtype=bool), nd.shape)
     if not can_double:
-        return CubeAction.NO_DOUBLE_DEAD_CUBE
-    if dt >= dp - _EPS:  # the opponent passes
-        return CubeAction.TOO_GOOD_PASS if nd > dp + _EPS else CubeAction.DOUBLE_PASS
-    if nd > dp + _EPS:
-        return CubeAction.TOO_GOOD_TAKE
-    if abs(nd - dt) <= _EPS:
-        return CubeAction.OPTIONAL_DOUBLE_BEAVER if beaver else CubeAction.OPTIONAL_DOUBLE_TAKE
-    if nd > dt:
-        return CubeAction.NO_DOUBLE_BEAVER if beaver else CubeAction.NO_DOUBLE
-    return CubeAction.DOUBLE_BEAVER if beaver else CubeAction.DOUBLE_TAKE
+        return np.full(nd.shape, _CODE[CubeAction.NO_DOUBLE_DEAD_CUBE], dtype=np.int8)
+    passes = dt >= dp - _EPS              # the opponent passes
+    too_good = nd > dp + _EPS
+
+    def pick(if_beaver, plain):
+        return np.where(beaver, _CODE[if_beaver], _CODE[plain])
+
+    return np.select(
+        [passes & too_good, passes, too_good, np.abs(nd - dt) <= _EPS, nd > dt],
+        [_CODE[CubeAction.TOO_GOOD_PASS], _CODE[CubeAction.DOUBLE_PASS],
+         _CODE[CubeAction.TOO_GOOD_TAKE],
+         pick(CubeAction.OPTIONAL_DOUBLE_BEAVER, CubeAction.OPTIONAL_DOUBLE_TAKE),
+         pick(CubeAction.NO_DOUBLE_BEAVER, CubeAction.NO_DOUBLE)],
+        pick(CubeAction.DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE)).astype(np.int8)
+
+
+@dataclasses.dataclass(frozen=True)
+class CubeDecisions:
+    """Cube decisions of many positions at one cube and score: the fields of
+    :class:`CubeDecision`, with an array (one entry per position) for each
+    that depends on the probabilities.  ``action`` holds codes into
+    :data:`ACTIONS`; ``double_beaver`` is NaN where the taker should not
+    beaver; :meth:`decision` gives one row as a :class:`CubeDecision`."""
+
+    probs: np.ndarray
+    cube: int
+    owner: str
+    match: MatchScore | None
+    money: MoneyRules | None
+    efficiency: np.ndarray
+    cubeless_equity: np.ndarray
+    no_double: np.ndarray
+    double_take: np.ndarray
+    double_pass: np.ndarray
+    action: np.ndarray
+    redouble: bool
+    can_double: bool
+    cube_dead: bool
+    dead_reason: str | None
+    beaver: np.ndarray
+    take_point_live: np.ndarray | None
+    take_point_dead: np.ndarray | None
+    cash_point_live: np.ndarray | None
+    cash_point_dead: np.ndarray | None
+    gammon_price: dict
+    gammon_price_after_double: dict
+    cubeless_mwc: np.ndarray | None = None
+    mwc_no_double: np.ndarray | None = None
+    mwc_double_take: np.ndarray | None = None
+    mwc_double_pass: np.ndarray | None = None
+    double_beaver: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return self.probs.shape[0]
+
+    def action_texts(self) -> list[str]:
+        """The action of every row as text (``CubeDecision.action_text``)."""
+        texts = [a.text(self.redouble) for a in ACTIONS]
+        return [texts[c] for c in self.action.tolist()]
+
+    def decision(self, i: int) -> CubeDecision:
+        def at(v):
+            return None if v is None else float(v[i])
+
+        beaver = bool(self.beaver[i])
+        return CubeDecision(
+            probs=tuple(self.probs[i].tolist()), cube=self.cube, owner=self.owner,
+            match=self.match, money=self.money, efficiency=at(self.efficiency),
+            cubeless_equity=at(self.cubeless_equity), no_double=at(self.no_double),
+            double_take=at(self.double_take), double_pass=at(self.double_pass),
+            action=ACTIONS[int(self.action[i])], redouble=self.redouble,
+            can_double=self.can_double, cube_dead=self.cube_dead, dead_reason=self.dead_reason,
+            beaver=beaver, take_point_live=at(self.take_point_live),
+            take_point_dead=at(self.take_point_dead), cash_point_live=at(self.cash_point_live),
+            cash_point_dead=at(self.cash_point_dead), gammon_price=dict(self.gammon_price),
+            gammon_price_after_double=dict(self.gammon_price_after_double),
+            cubeless_mwc=at(self.cubeless_mwc), mwc_no_double=at(self.mwc_no_double),
+            mwc_double_take=at(self.mwc_double_take), mwc_double_pass=at(self.mwc_double_pass),
+            double_beaver=at(self.double_beaver) if beaver else None)
+
+
+def _owner_index(owner: str) -> int:
+    return {"centre": 0, "me": 1, "opp": 2}[owner]
+
+
+def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarray,
+            exact: np.ndarray | None) -> CubeDecisions:
+    """The model behind :func:`cube_decision` and :func:`cube_decisions`:
+    ``p`` checked ``float64[N, 5]``, ``x`` efficiencies ``float64[N]``,
+    ``exact`` ``float64[N, 3]`` exact money equities (NaN rows: none)."""
+    n = p.shape[0]
+    has_exact = np.zeros(n, dtype=bool) if exact is None else ~np.isnan(exact).any(axis=1)
+    ceq = _cubeless(p)
+    redouble = owner == "me"
+
+    if match is None:
+        rules = money or MoneyRules()
+        if rules.jacoby and owner == "centre" and cube > 1:
+            raise InvalidCubeError("a centred cube in a money game is at 1")
+        can_double = owner != "opp"
+        jac = rules.jacoby and owner == "centre"
+        avg = _averages(p)
+        nd = _money_cubeful(p, owner, x, jacoby=rules.jacoby, averages=avg)
+        dt = 2.0 * _money_cubeful(p, "opp", x, averages=avg)
+        if has_exact.any():
+            nd = np.where(has_exact, exact[:, _owner_index(owner)], nd)
+            dt = np.where(has_exact, 2.0 * exact[:, 2], dt)
+        dp = np.ones(n)
+        beaver = (dt < 0.0) if (rules.beavers and can_double) else np.zeros(n, dtype=bool)
+        dbeaver = np.where(beaver, 2.0 * dt, np.nan)
+        tps = _take_points(p, averages=avg)
+        gp_now = 0.0 if jac else 0.5
+        gp = {"me": gp_now, "opp": gp_now, "me_backgammon": gp_now, "opp_backgammon": gp_now}
+        gp2 = {"me": 0.5, "opp": 0.5, "me_backgammon": 0.5, "opp_backgammon": 0.5}
+        return CubeDecisions(
+            probs=p, cube=cube, owner=owner, match=None, money=rules, efficiency=x,
+            cubeless_equity=(2 * p[:, 0] - 1) if jac else ceq,
+            no_double=nd, double_take=dt, double_pass=dp,
+            action=_choose(nd, np.where(beaver, dbeaver, dt), dp, can_double, beaver),
+            redouble=redouble, can_double=can_double, cube_dead=False,
+            dead_reason=None if can_double else "the opponent owns the cube",
+            beaver=beaver, double_beaver=dbeaver,
+            take_point_live=1.0 - tps["cash_live"], take_point_dead=1.0 - tps["cash_dead"],
+            cash_point_live=tps["cash_live"], cash_point_dead=tps["cash_dead"],
+            gammon_price=gp, gammon_price_after_double=gp2,
+        )
+
+    if not isinstance(match, MatchScore):
+        raise InvalidScoreError(f"match must be a MatchScore, not {type(match).__name__}")
+    if match.crawford and (cube != 1 or owner != "centre"):
+        raise InvalidCubeError("no doubling in the Crawford game: the cube must be centred at 1")
+    if owner == "centre" and cube != 1:
+        raise InvalidCubeError("a centred cube in a match is at 1")
+    table = get_table(met)
+    if max(match.away_me, match.away_opp) > table.max_away:
+        raise MissingTableError(
+            f"{match.away_me}-away vs {match.away_opp}-away is beyond table {table.name!r} "
+            f"(up to {table.max_away}-away); pass a longer table from bgfast.met.generate")
+    model = _MatchModel(p, match, table)
+    x_nd = x_dt = x
+    if has_exact.any():
+        # effective efficiencies from the exact money cubeful equities:
+        # x = (E_exact - E_dead) / (E_live - E_dead) for each cube owner,
+        # kept within [0, efficiency of the position class] (this reproduces
+        # gnubg's match-play cube analysis in two-sided bear-offs)
+        def x_eff(own):
+            e_live = _money_cubeful(p, own, 1.0)
+            e_exact = exact[:, _owner_index(own)]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                eff = _clip((e_exact - ceq) / (e_live - ceq), 0.0, x)
+            return np.where(has_exact & (np.abs(e_live - ceq) > 1e-9), eff, x)
+
+        x_nd, x_dt = x_eff(owner), x_eff("opp")
+    m_nd = model.cubeful(cube, owner, x_nd)
+    m_dt = model.cubeful(2 * cube, "opp", x_dt)
+    m_dp = model.M(cube, 0)
+    lo, hi = model.M(0, cube), m_dp
+
+    def norm(m):
+        return 2.0 * (m - lo) / (hi - lo) - 1.0 if hi > lo else np.zeros(n)
+
+    if match.crawford:
+        can_double, dead, reason = False, True, "no doubling in the Crawford game"
+    elif owner == "opp":
+        can_double, dead, reason = False, False, "the opponent owns the cube"
+    elif not model.can_double_me(cube):
+        can_double, dead, reason = False, True, (
+            f"dead cube: a win at cube {cube} already wins the match ({match.away_me}-away)")
+    else:
+        can_double, dead, reason = True, False, None
+    opp_take_possible = not match.crawford
+    cp_live = model.cp_me(cube) if opp_take_possible else None
+    cp_dead = model.dead_cp_me(cube) if opp_take_possible else None
+    dead_mwc = model.dead(cube)
+    return CubeDecisions(
+        probs=p, cube=cube, owner=owner, match=match, money=None,
+        efficiency=np.broadcast_to(x_nd, (n,)), cubeless_equity=norm(dead_mwc),
+        no_double=norm(m_nd), double_take=norm(m_dt), double_pass=np.full(n, norm(m_dp)),
+        action=_choose(m_nd, m_dt, m_dp, can_double, False),
+        redouble=redouble, can_double=can_double, cube_dead=dead, dead_reason=reason,
+        beaver=np.zeros(n, dtype=bool),
+        take_point_live=None if cp_live is None else 1.0 - cp_live,
+        take_point_dead=None if cp_dead is None else 1.0 - cp_dead,
+        cash_point_live=cp_live, cash_point_dead=cp_dead,
+        gammon_price=model.gammon_prices(cube),
+        gammon_price_after_double=model.gammon_prices(2 * cube),
+        cubeless_mwc=dead_mwc, mwc_no_double=m_nd, mwc_double_take=m_dt,
+        mwc_double_pass=np.full(n, m_dp),
+    )
+
+
+def _check_efficiency(x: np.ndarray, given) -> None:
+    if not np.all((x >= 0.0) & (x <= 1.0)):
+        raise InvalidCubeError(f"cube efficiency must lie in [0, 1], not {given}")
+
+
+def _check_rules(match, money) -> None:
+    if match is not None and money is not None:
+        raise InvalidCubeError("give either a match score or money-game rules, not both")
 
 
 def cube_decision(probs: Sequence[float], *, cube: int = 1, owner: str = "centre",
@@ -532,113 +804,52 @@ def cube_decision(probs: Sequence[float], *, cube: int = 1, owner: str = "centre
     Janowski's estimate; in a match they give an effective cube efficiency
     for each cube state, ``(E_exact - E_dead) / (E_live - E_dead)`` in money
     terms, limited to ``[0, efficiency]``.
+
+    This is :func:`cube_decisions` for one position.
     """
-    p = _check_probs(probs)
+    p = _rows(probs)
     cube, owner = _check_cube(cube, owner)
-    if match is not None and money is not None:
-        raise InvalidCubeError("give either a match score or money-game rules, not both")
+    _check_rules(match, money)
     if efficiency is None:
         efficiency = cube_efficiency(position) if position is not None else CONTACT_EFFICIENCY
-    x = float(efficiency)
-    if not 0.0 <= x <= 1.0:
-        raise InvalidCubeError(f"cube efficiency must lie in [0, 1], not {efficiency}")
+    x = np.array([float(efficiency)])
+    _check_efficiency(x, efficiency)
     exact = None
     if exact_money is not None:
         exact = np.asarray(exact_money, dtype=np.float64).reshape(-1)
         if exact.shape != (3,) or not np.all(np.isfinite(exact)):
             raise InvalidCubeError("exact_money must be 3 equities: centred, owned, opponent owns")
-    ceq = float(2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4])
-    redouble = owner == "me"
+        exact = exact[None]
+    return _decide(p, cube, owner, match, money, met, x, exact).decision(0)
 
-    if match is None:
-        rules = money or MoneyRules()
-        if rules.jacoby and owner == "centre" and cube > 1:
-            raise InvalidCubeError("a centred cube in a money game is at 1")
-        can_double = owner != "opp"
-        jac = rules.jacoby and owner == "centre"
-        if exact is not None:
-            nd = float(exact[{"centre": 0, "me": 1, "opp": 2}[owner]])
-            dt = 2.0 * float(exact[2])
-        else:
-            nd = money_cubeful_equity(p, owner, x, jacoby=rules.jacoby)
-            dt = 2.0 * money_cubeful_equity(p, "opp", x)
-        dp = 1.0
-        beaver = bool(rules.beavers and can_double and dt < 0.0)
-        dbeaver = 2.0 * dt if beaver else None
-        tps = money_take_points(p)
-        take_live, take_dead = 1.0 - tps["cash_live"], 1.0 - tps["cash_dead"]
-        gp_now = 0.0 if jac else 0.5
-        gp = {"me": gp_now, "opp": gp_now, "me_backgammon": gp_now, "opp_backgammon": gp_now}
-        gp2 = {"me": 0.5, "opp": 0.5, "me_backgammon": 0.5, "opp_backgammon": 0.5}
-        action = _choose(nd, dbeaver if beaver else dt, dp, can_double, beaver)
-        dead_reason = None if can_double else "the opponent owns the cube"
-        return CubeDecision(
-            probs=tuple(float(v) for v in p), cube=cube, owner=owner, match=None, money=rules,
-            efficiency=x, cubeless_equity=(2 * p[0] - 1) if jac else ceq,
-            no_double=nd, double_take=dt, double_pass=dp, action=action,
-            redouble=redouble, can_double=can_double, cube_dead=False, dead_reason=dead_reason,
-            beaver=beaver, double_beaver=dbeaver, take_point_live=take_live, take_point_dead=take_dead,
-            cash_point_live=tps["cash_live"], cash_point_dead=tps["cash_dead"],
-            gammon_price=gp, gammon_price_after_double=gp2,
-        )
 
-    if not isinstance(match, MatchScore):
-        raise InvalidScoreError(f"match must be a MatchScore, not {type(match).__name__}")
-    if match.crawford and (cube != 1 or owner != "centre"):
-        raise InvalidCubeError("no doubling in the Crawford game: the cube must be centred at 1")
-    if owner == "centre" and cube != 1:
-        raise InvalidCubeError("a centred cube in a match is at 1")
-    table = get_table(met)
-    if max(match.away_me, match.away_opp) > table.max_away:
-        raise MissingTableError(
-            f"{match.away_me}-away vs {match.away_opp}-away is beyond table {table.name!r} "
-            f"(up to {table.max_away}-away); pass a longer table from bgfast.met.generate")
-    model = _MatchModel(p, match, table)
-    n = cube
-    x_nd = x_dt = x
-    if exact is not None:
-        # effective efficiencies from the exact money cubeful equities:
-        # x = (E_exact - E_dead) / (E_live - E_dead) for each cube owner,
-        # kept within [0, efficiency of the position class] (this reproduces
-        # gnubg's match-play cube analysis in two-sided bear-offs)
-        def x_eff(own):
-            e_live = money_cubeful_equity(p, own, 1.0)
-            e_exact = float(exact[{"centre": 0, "me": 1, "opp": 2}[own]])
-            if abs(e_live - ceq) <= 1e-9:
-                return x
-            return min(max((e_exact - ceq) / (e_live - ceq), 0.0), x)
-
-        x_nd, x_dt = x_eff(owner), x_eff("opp")
-    m_nd = model.cubeful(n, owner, x_nd)
-    m_dt = model.cubeful(2 * n, "opp", x_dt)
-    m_dp = model.M(n, 0)
-    lo, hi = model.M(0, n), m_dp
-
-    def norm(m):
-        return 2.0 * (m - lo) / (hi - lo) - 1.0 if hi > lo else 0.0
-
-    if match.crawford:
-        can_double, dead, reason = False, True, "no doubling in the Crawford game"
-    elif owner == "opp":
-        can_double, dead, reason = False, False, "the opponent owns the cube"
-    elif not model.can_double_me(n):
-        can_double, dead, reason = False, True, (
-            f"dead cube: a win at cube {n} already wins the match ({match.away_me}-away)")
-    else:
-        can_double, dead, reason = True, False, None
-    opp_take_possible = not match.crawford
-    cp_live = model.cp_me(n) if opp_take_possible else None
-    cp_dead = model.dead_cp_me(n) if opp_take_possible else None
-    action = _choose(m_nd, m_dt, m_dp, can_double, False)
-    return CubeDecision(
-        probs=tuple(float(v) for v in p), cube=cube, owner=owner, match=match, money=None,
-        efficiency=x_nd, cubeless_equity=norm(model.dead(n)),
-        no_double=norm(m_nd), double_take=norm(m_dt), double_pass=norm(m_dp), action=action,
-        redouble=redouble, can_double=can_double, cube_dead=dead, dead_reason=reason,
-        beaver=False,
-        take_point_live=None if cp_live is None else 1.0 - cp_live,
-        take_point_dead=None if cp_dead is None else 1.0 - cp_dead,
-        cash_point_live=cp_live, cash_point_dead=cp_dead,
-        gammon_price=model.gammon_prices(n), gammon_price_after_double=model.gammon_prices(2 * n),
-        cubeless_mwc=model.dead(n), mwc_no_double=m_nd, mwc_double_take=m_dt, mwc_double_pass=m_dp,
-    )
+def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
+                   match: MatchScore | None = None, money: MoneyRules | None = None,
+                   met: MatchEquityTable | str | None = None, efficiency=CONTACT_EFFICIENCY,
+                   exact_money=None) -> CubeDecisions:
+    """:func:`cube_decision` for many positions at one cube and score, in
+    arrays: ``probs`` ``float64[N, 5]``, ``efficiency`` a number or one per
+    position (see :func:`cube_efficiencies`), ``exact_money`` ``float64[N,
+    3]`` with NaN rows where there is no exact value.  Row ``i`` of the
+    result is exactly ``cube_decision`` of row ``i``."""
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 5:
+        raise InvalidCubeError(f"probabilities must have shape (N, 5), not {p.shape}")
+    finite, win_ok, lose_ok = _probs_checks(p)
+    bad = np.flatnonzero(~(finite & win_ok & lose_ok))
+    if bad.size:
+        try:
+            _check_probs(p[bad[0]])
+        except InvalidCubeError as exc:
+            raise InvalidCubeError(f"row {int(bad[0])}: {exc}") from None
+    p = _clip_probs(p)
+    cube, owner = _check_cube(cube, owner)
+    _check_rules(match, money)
+    x = np.array(np.broadcast_to(np.asarray(efficiency, dtype=np.float64), (p.shape[0],)))
+    _check_efficiency(x, efficiency)
+    exact = None
+    if exact_money is not None:
+        exact = np.asarray(exact_money, dtype=np.float64).reshape(p.shape[0], 3)
+        if np.isinf(exact).any():
+            raise InvalidCubeError("exact_money must be finite (NaN rows: no exact value)")
+    return _decide(p, cube, owner, match, money, met, x, exact)

@@ -1,0 +1,18 @@
+import numpy as np
+import numpy.typing as npt
+
+CUBE: int
+CHECKER: int
+VERBATIM: int
+OVER: int
+
+def scan(lines: list, first: int) -> dict: ...
+def float_text(x: float, digits: int = 6) -> str: ...
+def format_rows(csv: bool, kind: npt.NDArray[np.int8], number: npt.NDArray[np.int64],
+                text: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64],
+                entries: npt.NDArray[np.int32], table: npt.NDArray[np.uint8],
+                table_offsets: npt.NDArray[np.int64], dice: npt.NDArray[np.int8],
+                pips: npt.NDArray[np.int64], epc: npt.NDArray[np.float64], ply: int,
+                probs: npt.NDArray[np.float64], equity: npt.NDArray[np.float64],
+                cube: npt.NDArray[np.float64], extra: npt.NDArray[np.uint8],
+                extra_offsets: npt.NDArray[np.int64]) -> bytes: ...

@@ -1,0 +1,472 @@
+# cython: language_level=3
+"""Private kernels of :mod:`bgfast.analyze`: a chunk of input lines scanned
+in one pass, and the rows of a chunk written as JSON Lines or CSV text from
+column arrays.
+
+:func:`scan` strips the lines, drops blanks and comments, and reads the
+common forms (a Position ID, optionally a Match ID, or ``PositionID:MatchID``,
+optionally a roll) of printable-ASCII lines: the Position ID is decoded,
+unpacked to a board and checked, and the board classified.  Anything else, and anything that does not decode, is
+left to the Python parser (status 1), which also names the error.
+
+:func:`format_rows` writes exactly what ``json.dumps(row,
+separators=(",", ":"))`` and the ``csv`` module write for the rows of
+:func:`bgfast.analyze.analyze_record`: floats are Python's ``round(x, 6)``
+(EPCs: their 3-decimal value) printed as ``repr`` prints them.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.string cimport memcpy, strlen
+from libc.math cimport floor, fabs, signbit, isfinite
+from libc.stdio cimport snprintf
+
+from bgfast._board cimport unpack_key
+from bgfast._evaluate cimport board_class
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+
+cdef int8_t B64[256]
+cdef int _i
+for _i in range(256):
+    B64[_i] = -1
+cdef const char* _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+for _i in range(64):
+    B64[<uint8_t>_ALPHABET[_i]] = _i
+
+cdef enum:
+    K_CUBE = 0
+    K_CHECKER = 1
+    K_VERBATIM = 2
+    K_OVER = 3
+
+#: Row kinds of :func:`format_rows`.
+CUBE, CHECKER, VERBATIM, OVER = K_CUBE, K_CHECKER, K_VERBATIM, K_OVER
+
+
+cdef inline bint is_space(uint8_t c) noexcept nogil:
+    # str.strip()'s whitespace among the ASCII characters
+    return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+
+
+cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
+    """14 base64 characters -> 10 key bytes; -1 for a bad character or
+    non-zero padding bits."""
+    cdef int s[14]
+    cdef int j
+    for j in range(14):
+        s[j] = B64[t[j]]
+        if s[j] < 0:
+            return -1
+    if s[13] & 15:
+        return -1
+    for j in range(3):
+        key[3 * j] = <uint8_t>((s[4 * j] << 2) | (s[4 * j + 1] >> 4))
+        key[3 * j + 1] = <uint8_t>(((s[4 * j + 1] & 15) << 4) | (s[4 * j + 2] >> 2))
+        key[3 * j + 2] = <uint8_t>(((s[4 * j + 2] & 3) << 6) | s[4 * j + 3])
+    key[9] = <uint8_t>((s[12] << 2) | (s[13] >> 4))
+    return 0
+
+
+cdef bint all_b64(const uint8_t* t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if B64[t[j]] < 0:
+            return False
+    return True
+
+
+cdef Py_ssize_t next_token(const uint8_t* t, Py_ssize_t i, Py_ssize_t n,
+                           Py_ssize_t* end) noexcept nogil:
+    """Start of the first token at or after ``i`` (``n`` if none); its end in ``end``."""
+    while i < n and t[i] == 32:
+        i += 1
+    end[0] = i
+    while end[0] < n and t[end[0]] != 32:
+        end[0] += 1
+    return i
+
+
+cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board,
+                    int8_t* dice, int32_t* mpos) noexcept nogil:
+    """0 if the stripped line ``t[:n]`` is one of the fast forms, else 1."""
+    cdef Py_ssize_t j, a, e
+    cdef bint colon = False
+    for j in range(n):
+        if t[j] < 32 or t[j] > 126:
+            return 1
+    a = next_token(t, 0, n, &e)
+    if e - a == 27 and t[a + 14] == 58:          # PositionID:MatchID
+        if not all_b64(t + a + 15, 12):
+            return 1
+        colon = True
+        mpos[0] = <int32_t>(a + 15)
+    elif e - a != 14:
+        return 1
+    if decode_position_id(t + a, key) != 0 or unpack_key(key, board) != 0:
+        return 1
+    a = next_token(t, e, n, &e)
+    if a < n and not colon and e - a == 12 and all_b64(t + a, 12):
+        mpos[0] = <int32_t>a
+        a = next_token(t, e, n, &e)
+    if a < n:                                    # a roll: 31, 3-1 or 3,1
+        if e - a == 3 and (t[a + 1] == 45 or t[a + 1] == 44):
+            dice[0], dice[1] = t[a] - 48, t[a + 2] - 48
+        elif e - a == 2:
+            dice[0], dice[1] = t[a] - 48, t[a + 1] - 48
+        else:
+            return 1
+        if not (1 <= dice[0] <= 6 and 1 <= dice[1] <= 6):
+            return 1
+        a = next_token(t, e, n, &e)
+    return 1 if a < n else 0
+
+
+cdef bint possible(const uint8_t* b) noexcept nogil:
+    """At most 15 checkers a side and no point held by both
+    (:func:`bgfast.position.validate_boards` for one board)."""
+    cdef int i, t0 = 0, t1 = 0
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+    if t0 > 15 or t1 > 15:
+        return False
+    for i in range(24):
+        if b[i] and b[25 + 23 - i]:
+            return False
+    return True
+
+
+def scan(list lines, int64_t first):
+    """Scan raw input lines numbered from ``first``.
+
+    Returns a dict of ``number int64[m]`` (the lines kept: not blank, not a
+    comment), ``status int8[m]`` (0: read here, 1: for the Python parser),
+    ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
+    (:class:`bgfast.position.PositionClass`) and ``pips int64[m, 2]`` (on
+    roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
+    int32[m]`` (where the Match ID starts in the text, -1 = none), ``text``
+    (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
+    and ``other`` {row: stripped text} for lines that are not ASCII."""
+    cdef Py_ssize_t n = len(lines), i, m = 0, total = 0, ln, s, e
+    cdef const uint8_t* data
+    for raw in lines:
+        if type(raw) is str and PyUnicode_IS_ASCII(raw):
+            total += PyUnicode_GET_LENGTH(raw)
+    number_a = np.empty(n, dtype=np.int64)
+    status_a = np.ones(n, dtype=np.int8)
+    boards_a = np.zeros((n, 2, 25), dtype=np.uint8)
+    dice_a = np.zeros((n, 2), dtype=np.int8)
+    mpos_a = np.full(n, -1, dtype=np.int32)
+    offs_a = np.zeros(n + 1, dtype=np.int64)
+    text_a = np.empty(total, dtype=np.uint8)
+    cdef int64_t[::1] number = number_a
+    cdef int8_t[::1] status = status_a
+    cdef uint8_t[:, :, ::1] boards = boards_a
+    cdef int8_t[:, ::1] dice = dice_a
+    classes_a = np.zeros(n, dtype=np.int8)
+    pips_a = np.zeros((n, 2), dtype=np.int64)
+    cdef int8_t[::1] classes = classes_a
+    cdef int64_t[:, ::1] pips = pips_a
+    cdef int j, side
+    cdef int32_t[::1] mpos = mpos_a
+    cdef int64_t[::1] offs = offs_a
+    cdef uint8_t[::1] text = text_a
+    cdef uint8_t key[10]
+    other = {}
+    for i in range(n):
+        raw = lines[i]
+        if type(raw) is str and PyUnicode_IS_ASCII(raw):
+            data = <const uint8_t*>PyUnicode_DATA(raw)
+            ln = PyUnicode_GET_LENGTH(raw)
+            s, e = 0, ln
+            while s < e and is_space(data[s]):
+                s += 1
+            while e > s and is_space(data[e - 1]):
+                e -= 1
+            if s == e or data[s] == 35:          # blank or a '#' comment
+                continue
+            number[m] = first + i
+            if e - s:
+                memcpy(&text[offs[m]], data + s, e - s)
+            offs[m + 1] = offs[m] + (e - s)
+            status[m] = parse_line(data + s, e - s, key, &boards[m, 0, 0], &dice[m, 0],
+                                   &mpos[m])
+            if status[m] == 0 and not possible(&boards[m, 0, 0]):
+                status[m] = 1                       # the Python parser names the problem
+            if status[m] == 0:
+                classes[m] = <int8_t>board_class(&boards[m, 0, 0])
+                for side in range(2):               # pips: on roll (row 1), opponent
+                    for j in range(25):
+                        pips[m, 1 - side] += (j + 1) * boards[m, side, j]
+        else:
+            stripped = raw.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            number[m] = first + i
+            offs[m + 1] = offs[m]
+            other[m] = stripped
+        m += 1
+    return {"number": number_a[:m], "status": status_a[:m], "boards": boards_a[:m],
+            "classes": classes_a[:m], "pips": pips_a[:m], "dice": dice_a[:m], "mpos": mpos_a[:m], "text": text_a[:offs[m]].tobytes(),
+            "offsets": offs_a[:m + 1], "other": other}
+
+
+# ---------------------------------------------------------------------------
+# writing rows
+# ---------------------------------------------------------------------------
+
+cdef inline char* put(char* p, const char* s) noexcept nogil:
+    cdef size_t n = strlen(s)                     # a constant for a literal, once inlined
+    memcpy(p, s, n)
+    return p + n
+
+
+cdef const char* PAIRS = (b"00010203040506070809101112131415161718192021222324252627282930313233343536"
+                          b"37383940414243444546474849505152535455565758596061626364656667686970717273"
+                          b"7475767778798081828384858687888990919293949596979899")
+
+
+cdef inline char* put_bytes(char* p, const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    if n > 0:
+        memcpy(p, s, n)
+    return p + n
+
+
+cdef char* put_uint(char* p, uint64_t u) noexcept nogil:
+    cdef char tmp[24]
+    cdef int k = 0
+    if u == 0:
+        p[0] = 48
+        return p + 1
+    while u:
+        tmp[k] = <char>(48 + u % 10)
+        u //= 10
+        k += 1
+    while k:
+        k -= 1
+        p[0] = tmp[k]
+        p += 1
+    return p
+
+
+cdef inline char* put_int(char* p, int64_t v) noexcept nogil:
+    if v < 0:
+        p[0] = 45
+        return put_uint(p + 1, <uint64_t>(-v))
+    return put_uint(p, <uint64_t>v)
+
+
+cdef int64_t scaled_round(double x, int digits) noexcept nogil:
+    """Python's ``round(x, digits)`` times ``10**digits`` (digits 3 or 6), as
+    an integer: the correctly rounded decimal, ties to even."""
+    cdef double v = x * (1e6 if digits == 6 else 1e3)
+    cdef double f = floor(v)
+    cdef double frac = v - f
+    cdef char buf[64]
+    cdef int64_t k = 0
+    cdef int j = 0
+    cdef bint neg = False
+    if fabs(v) < 1e12 and fabs(frac - 0.5) > 1e-6:
+        # far from a tie: the error of x * 10**digits cannot change the result
+        return <int64_t>f + (1 if frac > 0.5 else 0)
+    # near a tie: the C library rounds the exact binary value (ties to even)
+    snprintf(buf, 64, "%.*f", digits, x)
+    if buf[0] == 45:
+        neg = True
+        j = 1
+    while buf[j]:
+        if buf[j] != 46:
+            k = 10 * k + (buf[j] - 48)
+        j += 1
+    return -k if neg else k
+
+
+cdef char* put_float(char* p, double x, int digits) noexcept nogil:
+    """``repr(round(x, digits))`` (``x`` finite)."""
+    cdef int64_t k = scaled_round(x, digits)
+    cdef uint64_t u, scale = 1000000 if digits == 6 else 1000, frac
+    cdef char tmp[8]
+    cdef int j, last
+    if k < 0 or (k == 0 and signbit(x)):
+        p[0] = 45
+        p += 1
+    u = <uint64_t>(-k if k < 0 else k)
+    if u == 0:
+        return put(p, "0.0")
+    if digits == 6 and u < 100:
+        # below 1e-4 repr switches to exponent notation
+        if u < 10:
+            p[0] = <char>(48 + u)
+            return put(p + 1, "e-06")
+        p[0] = <char>(48 + u // 10)
+        p += 1
+        if u % 10:
+            p[0] = 46
+            p[1] = <char>(48 + u % 10)
+            p += 2
+        return put(p, "e-05")
+    p = put_uint(p, u // scale)
+    p[0] = 46
+    p += 1
+    frac = u % scale
+    if frac == 0:
+        p[0] = 48
+        return p + 1
+    if digits == 6:
+        memcpy(tmp, PAIRS + 2 * (frac // 10000), 2)
+        memcpy(tmp + 2, PAIRS + 2 * (frac // 100 % 100), 2)
+        memcpy(tmp + 4, PAIRS + 2 * (frac % 100), 2)
+    else:
+        tmp[0] = <char>(48 + frac // 100)
+        memcpy(tmp + 1, PAIRS + 2 * (frac % 100), 2)
+    last = digits - 1
+    while tmp[last] == 48:                        # frac > 0: a non-zero digit remains
+        last -= 1
+    memcpy(p, tmp, last + 1)
+    return p + last + 1
+
+
+def float_text(double x, int digits=6):
+    """``repr(round(x, digits))`` as the row writer prints it (digits 3 or 6)."""
+    cdef char buf[64]
+    cdef char* end = put_float(buf, x, 3 if digits == 3 else 6)
+    return buf[:end - buf].decode("ascii")
+
+
+cdef inline char* put_opt_float(char* p, double x, int digits, bint csv) noexcept nogil:
+    if x != x:                                    # NaN: None
+        return p if csv else put(p, "null")
+    return put_float(p, x, digits)
+
+
+cdef char* put_text(char* p, const uint8_t* s, Py_ssize_t n, bint csv) noexcept nogil:
+    """A printable-ASCII string as a JSON string or a CSV field."""
+    cdef Py_ssize_t j
+    cdef bint quote = False
+    if csv:
+        for j in range(n):
+            if s[j] == 44 or s[j] == 34:
+                quote = True
+                break
+        if not quote:
+            return put_bytes(p, s, n)
+    p[0] = 34
+    p += 1
+    for j in range(n):
+        if s[j] == 34:
+            p[0] = 34 if csv else 92
+            p += 1
+        elif s[j] == 92 and not csv:
+            p[0] = 92
+            p += 1
+        p[0] = s[j]
+        p += 1
+    p[0] = 34
+    return p + 1
+
+
+cdef inline char* key(char* p, bint csv, const char* json_key) noexcept nogil:
+    """What comes before a field: a comma (CSV) or the member's key (JSON)."""
+    if csv:
+        p[0] = 44
+        return p + 1
+    return put(p, json_key)
+
+
+cdef inline char* put_entry(char* p, const uint8_t[::1] tab, const int64_t[::1] toff,
+                            int k) noexcept nogil:
+    return put_bytes(p, &tab[toff[k]], toff[k + 1] - toff[k])
+
+
+def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
+                const uint8_t[::1] text, const int64_t[::1] offsets,
+                const int32_t[:, ::1] entries, const uint8_t[::1] table,
+                const int64_t[::1] table_offsets, const int8_t[:, ::1] dice,
+                const int64_t[:, ::1] pips, const double[:, ::1] epc, int ply,
+                const double[:, ::1] probs, const double[::1] equity,
+                const double[:, ::1] cube, const uint8_t[::1] extra,
+                const int64_t[::1] extra_offsets):
+    """The text of rows ``0..m-1`` as bytes.
+
+    ``kind``: CUBE, CHECKER (``extra`` holds the plays part: the JSON
+    members or the three CSV fields), VERBATIM (``extra`` holds the whole
+    row) or OVER.  ``entries[:, 0..3]``: indices into ``table`` (already
+    encoded JSON strings or CSV fields) of the context, class, source and
+    cube action.  ``cube``: no double, double/take, double/pass, take point
+    (NaN: None).  ``epc``: NaN for None.  The input text of row ``i`` is
+    ``text[offsets[i]:offsets[i + 1]]``; its first 14 characters are the
+    Position ID."""
+    cdef Py_ssize_t m = kind.shape[0], i, j, cap, widest = 0
+    for i in range(table_offsets.shape[0] - 1):
+        widest = max(widest, table_offsets[i + 1] - table_offsets[i])
+    cap = 2 * text.shape[0] + extra.shape[0] + m * (600 + 4 * widest) + 64
+    out = np.empty(cap, dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    cdef char* start = <char*>&o[0]
+    cdef char* p = start
+    cdef const uint8_t* t
+    cdef Py_ssize_t tn
+    cdef const char* prob_keys[6]
+    cdef const char* cube_keys[4]
+    prob_keys[0] = b',"win":'
+    prob_keys[1] = b',"win_gammon":'
+    prob_keys[2] = b',"win_backgammon":'
+    prob_keys[3] = b',"lose_gammon":'
+    prob_keys[4] = b',"lose_backgammon":'
+    prob_keys[5] = b',"equity":'
+    cube_keys[0] = b',"no_double":'
+    cube_keys[1] = b',"double_take":'
+    cube_keys[2] = b',"double_pass":'
+    cube_keys[3] = b',"take_point":'
+    with nogil:
+        for i in range(m):
+            if kind[i] == K_VERBATIM:
+                p = put_bytes(p, &extra[extra_offsets[i]], extra_offsets[i + 1] - extra_offsets[i])
+                continue
+            t = &text[offsets[i]]
+            tn = offsets[i + 1] - offsets[i]
+            p = put_int(put(p, "" if csv else '{"line":'), number[i])
+            p = put_text(key(p, csv, ',"input":'), t, tn, csv)
+            p = put_text(key(p, csv, ',"position_id":'), t, 14, csv)
+            p = put_entry(key(p, csv, ',"context":'), table, table_offsets, entries[i, 0])
+            p = key(p, csv, ',"dice":')
+            if not csv:
+                p = put(p, '"')
+            if dice[i, 0]:
+                p[0], p[1] = <char>(48 + dice[i, 0]), <char>(48 + dice[i, 1])
+                p += 2
+            if not csv:
+                p = put(p, '"')
+            p = put_entry(key(p, csv, ',"class":'), table, table_offsets, entries[i, 1])
+            p = put_int(key(p, csv, ',"pips_on_roll":'), pips[i, 0])
+            p = put_int(key(p, csv, ',"pips_opponent":'), pips[i, 1])
+            p = put_opt_float(key(p, csv, ',"epc_on_roll":'), epc[i, 0], 3, csv)
+            p = put_opt_float(key(p, csv, ',"epc_opponent":'), epc[i, 1], 3, csv)
+            if csv:                                   # CSV: source, then ply
+                p = put_entry(put(p, ","), table, table_offsets, entries[i, 2])
+                p = put_int(put(p, ","), ply)
+            else:
+                p = put_int(put(p, ',"ply":'), ply)
+                p = put_entry(put(p, ',"source":'), table, table_offsets, entries[i, 2])
+            if kind[i] == K_OVER:
+                p = put(p, ",,,,,,,,,,,,,,,\n" if csv else "}\n")
+                continue
+            for j in range(6):
+                p = put_float(key(p, csv, prob_keys[j]), probs[i, j] if j < 5 else equity[i], 6)
+            if kind[i] == K_CHECKER:
+                p = put_bytes(put(p, ","), &extra[extra_offsets[i]],
+                              extra_offsets[i + 1] - extra_offsets[i])
+                p = put(p, ",,,,,,\n" if csv else "}\n")
+                continue
+            p = put_entry(put(p, ",,,," if csv else ',"cube_action":'), table, table_offsets,
+                          entries[i, 3])
+            for j in range(4):
+                p = put_opt_float(key(p, csv, cube_keys[j]), cube[i, j], 6, csv)
+            p = put(p, ",\n" if csv else "}\n")
+    return out[:p - start].tobytes()

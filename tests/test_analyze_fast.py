@@ -1,0 +1,250 @@
+"""The array path of batch analysis (bgfast.analyze._chunk_text and the
+bgfast._analyze kernels) against the one-record path, row for row."""
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+
+from bgfast import _analyze, _board
+from bgfast.analyze import (AnalysisSettings, _scalar_row, csv_header, format_row, parse_record,
+                            read_records, run)
+from bgfast.cube import CONTACT_EFFICIENCY, cube_decision, cube_decisions
+from bgfast.evaluate import evaluate_ply
+from bgfast.formats import CubeOwner, MatchState
+from bgfast.met import MatchScore
+from bgfast.position import Position, key_to_position_id, position_ids
+
+from corpus import self_play_positions
+
+
+def _match_ids(rng):
+    """Match IDs over money (Jacoby on and off) and match scores, owned and
+    centred cubes, Crawford games and rolled dice."""
+    out = []
+    for cube in (1, 2, 4):
+        for owner in ([CubeOwner.CENTRED] if cube == 1 else [CubeOwner.PLAYER0, CubeOwner.PLAYER1]):
+            for jacoby in (False, True):
+                out.append(MatchState(cube_value=cube, cube_owner=owner, jacoby=jacoby,
+                                      player_on_roll=int(rng.integers(2))).match_id())
+    for length in (1, 3, 5, 7, 11):
+        for _ in range(8):
+            s0, s1 = (int(v) for v in rng.integers(0, length, 2))
+            crawford = max(s0, s1) == length - 1 and bool(rng.integers(2))
+            cube = 1 if crawford else int(2 ** rng.integers(0, 3))
+            owner = CubeOwner.CENTRED if cube == 1 else CubeOwner(int(rng.integers(2)))
+            dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7))) if rng.random() < 0.2 else None
+            out.append(MatchState(match_length=length, score=(s0, s1), cube_value=cube,
+                                  cube_owner=owner, crawford=crawford, dice=dice,
+                                  player_on_roll=int(rng.integers(2))).match_id())
+        out.append(MatchState(match_length=length, score=(length - 1, 0), crawford=True).match_id())
+    return out
+
+
+def _impossible_ids():
+    """Position IDs that decode to boards no game can reach."""
+    b = np.zeros((1, 2, 25), dtype=np.uint8)
+    b[0, 1, 0] = 16                                   # 16 checkers
+    too_many = key_to_position_id(_board.pack(b)[0].tobytes())
+    b = np.zeros((1, 2, 25), dtype=np.uint8)
+    b[0, 1, 5], b[0, 0, 18] = 2, 2                    # both sides on one point
+    clash = key_to_position_id(_board.pack(b)[0].tobytes())
+    return [too_many, clash]
+
+
+def mixed_corpus(n=1200, seed=5):
+    rng = np.random.default_rng(seed)
+    boards, dice = self_play_positions(n, seed)
+    ids = position_ids(boards)
+    home = np.zeros((300, 2, 25), dtype=np.uint8)     # bear-offs: exact rows (two- and one-sided)
+    for b in home:
+        for row, most in ((0, 8), (1, 8)):
+            for _ in range(rng.integers(0, most)):
+                b[row][rng.integers(0, 6)] += 1
+    bear = position_ids(home)
+    mids = _match_ids(rng)
+    lines = []
+    for i, pid in enumerate(ids):
+        r = rng.random()
+        if r < 0.1:
+            pid = bear[rng.integers(len(bear))]
+        mid = mids[rng.integers(len(mids))]
+        roll = f"{dice[i][0]}{dice[i][1]}"
+        form = rng.integers(7)
+        lines.append([pid, f"{pid} {roll}", f"{pid} {mid}", f"{pid}:{mid}", f"  {pid}  {mid} {roll}",
+                      f"{pid} {dice[i][0]}-{dice[i][1]}", f"{pid}\t"][form])
+    odd = ["", "   ", "# a comment", "garbage", "4HPwATDgc/ABMA 71", "4HPwATDgc/ABMA 31 extra",
+           "4HPwATDgc/ABMB", "4HPwATDgc/ABMA 00", "4HPwATDgc/ABMA 3,1", "4HPwATDgc/ABMA\t31",
+           "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:1:0:5:10",
+           "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0:10",
+           "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:2:0:10",   # money with beavers
+           "gnubg id: 4HPwATDgc/ABMA:cAkgAQAAAAAE", "4HPwATDgc/ABMA AAAAAAAAAAAA",
+           '4HPwATDgc/ABMA "quoted, text"', "h\u00e9llo", "4HPwATDgc/ABMA:cAkgAQAAAAAE 3-1",
+           "AAAAAAAAAAAAAA", "AAAAAAAAAAAAAA 31", "/////////////w"] + _impossible_ids()
+    for text in odd:
+        lines.insert(int(rng.integers(len(lines) + 1)), text)
+    return [t + "\n" for t in lines]
+
+
+def reference(lines, fmt, settings=AnalysisSettings()):
+    """The rows by the one-record path: parse_record, analyze_record, format_row."""
+    body = "".join(format_row(_scalar_row(n, text, settings), fmt)
+                   for n, text in read_records(lines))
+    return (csv_header() + body) if fmt == "csv" else body
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return mixed_corpus()
+
+
+def test_the_corpus_takes_the_array_path(corpus):
+    sc = _analyze.scan(corpus, 1)
+    assert (sc["status"] == 0).mean() > 0.95
+    assert len(sc["number"]) == len(corpus) - 3      # blanks and the comment are dropped
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_rows_match_the_one_record_path(corpus, fmt, jobs):
+    ref = reference(corpus, fmt)
+    out = io.StringIO()
+    counts = run(corpus, stream=out, fmt=fmt, jobs=jobs, chunk_size=256)
+    assert out.getvalue() == ref
+    rows = ref.count("\n") - (fmt == "csv")
+    assert counts["rows"] == rows and counts["errors"] >= 10
+
+
+def test_rows_cover_every_kind(corpus):
+    rows = [json.loads(x) for x in reference(corpus, "jsonl").splitlines()]
+    sources = {r.get("source") for r in rows}
+    assert {"net", "exact"} <= sources
+    contexts = " ".join(r.get("context", "") for r in rows)
+    assert "money" in contexts and "to 7" in contexts and "Crawford" in contexts
+    assert any(r.get("plays") for r in rows) and any("cube_action" in r for r in rows)
+    assert any(r.get("take_point") is None and "cube_action" in r for r in rows)  # Crawford
+    assert sum("error" in r for r in rows) >= 10
+
+
+def test_small_chunks_and_ply_one_match_too(corpus):
+    lines = corpus[:150]
+    settings = AnalysisSettings(ply=1, top=3)
+    out = io.StringIO()
+    run(lines, stream=out, settings=settings, chunk_size=7)
+    assert out.getvalue() == reference(lines, "jsonl", settings)
+
+
+def test_resume_after_a_torn_chunk(tmp_path, corpus):
+    lines = corpus[:400]
+    full = tmp_path / "full.csv"
+    run(lines, output=str(full), fmt="csv", chunk_size=64)
+    text = full.read_text()
+    part = tmp_path / "part.csv"
+    part.write_text(text[:len(text) // 2])            # a crash in the middle of a write
+    counts = run(lines, output=str(part), fmt="csv", resume=True, chunk_size=64)
+    assert counts["resumed_after_line"] > 0
+    assert part.read_text() == text
+
+
+def test_crawford_cube_row_has_no_take_point():
+    mid = MatchState(match_length=5, score=(4, 2), crawford=True).match_id()
+    for row in (_scalar_row(1, f"4HPwATDgc/ABMA {mid}", AnalysisSettings()),
+                json.loads(_rows_text([f"4HPwATDgc/ABMA {mid}\n"]))):
+        assert row["take_point"] is None and row["cube_action"] == "No double, dead cube"
+
+
+def _rows_text(lines, **kw):
+    out = io.StringIO()
+    run(lines, stream=out, **kw)
+    return out.getvalue()
+
+
+def test_money_cube_rows_follow_janowski():
+    """An independent check of the vectorised cube model: the money
+    centred-cube equities by Janowski's formula, written out here."""
+    boards, _ = self_play_positions(300, 12)
+    pos = Position.many(boards)
+    lines = [p.position_id() + "\n" for p in pos]
+    rows = [json.loads(x) for x in _rows_text(lines).splitlines()]
+    probs = evaluate_ply(boards, 0, "net")
+    checked = 0
+    for p, row, (w, wg, wb, lg, lb) in zip(pos, rows, probs.tolist()):
+        if row.get("source") != "net" or p.classify() != 3:
+            continue
+        assert row["win"] == round(w, 6)
+        W = 1 + (wg + wb) / w
+        L = 1 + (lg + lb) / (1 - w)
+        tp, cp = (L - 0.5) / (W + L + 0.5), (L + 1) / (W + L + 0.5)
+
+        def live(x_points):
+            xs, ys = zip(*x_points)
+            return float(np.interp(w, xs, ys))
+
+        dead = 2 * w - 1 + wg - lg + wb - lb
+        x = CONTACT_EFFICIENCY
+        nd = x * live([(0, -L), (tp, -1), (cp, 1), (1, W)]) + (1 - x) * dead
+        dt = 2 * (x * live([(0, -L), (tp, -1), (1, W)]) + (1 - x) * dead)
+        assert row["no_double"] == pytest.approx(nd, abs=1e-6)
+        assert row["double_take"] == pytest.approx(dt, abs=1e-6)
+        assert row["take_point"] == pytest.approx(1 - cp, abs=1e-6)
+        checked += 1
+    assert checked > 100
+
+
+def test_cube_decisions_rows_are_cube_decision():
+    rng = np.random.default_rng(3)
+    w = rng.random(200)
+    wg = w * rng.random(200) * (rng.random(200) < 0.8)
+    wb = wg * rng.random(200) * (rng.random(200) < 0.5)
+    lg = (1 - w) * rng.random(200)
+    lb = lg * rng.random(200) * (rng.random(200) < 0.5)
+    probs = np.stack([w, wg, wb, lg, lb], axis=1)
+    probs[:3] = [[1, 1, 0, 0, 0], [0, 0, 0, 1, 1], [0.5, 0, 0, 0, 0]]
+    x = rng.uniform(0.5, 0.8, 200)
+    exact = np.where(rng.random((200, 1)) < 0.3, rng.uniform(-1, 1, (200, 3)), np.nan)
+    for kw in (dict(), dict(cube=2, owner="opp"), dict(cube=4, owner="me"),
+               dict(match=MatchScore(7, 2, 4)), dict(match=MatchScore(5, 3, 3), cube=2, owner="me"),
+               dict(match=MatchScore(9, 8, 5, crawford=True)), dict(match=MatchScore(9, 8, 5))):
+        decs = cube_decisions(probs, efficiency=x, exact_money=exact, **kw)
+        for i in range(0, 200, 7):
+            ex = None if np.isnan(exact[i]).any() else exact[i]
+            one = cube_decision(probs[i], efficiency=x[i], exact_money=ex, **kw)
+            assert decs.decision(i) == one
+            assert decs.action_texts()[i] == one.action_text
+
+
+@pytest.mark.parametrize("x", [0.0, -0.0, 1.0, -1.0, 0.0078125, -0.0078125, 1e-7, -1e-9, 5e-7,
+                               4.9999999e-7, 5e-5, 1.2e-5, 9.94e-5, 0.0001, 0.000125, 0.1 + 0.2,
+                               2.5e-7, 0.9999995, 1.0000005, 123.4567895, 2.0 ** -20, 0.6666666666])
+def test_floats_print_as_python_rounds_them(x):
+    assert _analyze.float_text(x, 6) == repr(round(x, 6))
+    y = float(np.round(x, 3))
+    assert _analyze.float_text(y, 3) == repr(y)
+
+
+def test_random_floats_print_as_python_rounds_them():
+    rng = np.random.default_rng(0)
+    vals = np.concatenate([rng.uniform(-3, 3, 20000), rng.uniform(-1e-4, 1e-4, 5000),
+                           np.round(rng.uniform(-2, 2, 5000), 7),
+                           (rng.integers(-10**7, 10**7, 5000) + 0.5) / 1e6])
+    for x in vals.tolist():
+        assert _analyze.float_text(x, 6) == repr(round(x, 6)), x
+        assert math.isfinite(x)
+
+
+def test_parse_record_agrees_with_the_scan_on_dice_and_context(corpus):
+    sc = _analyze.scan(corpus, 1)
+    kept = list(read_records(corpus))
+    text = sc["text"]
+    for i, (number, line) in enumerate(kept):
+        assert sc["number"][i] == number
+        if sc["status"][i]:
+            continue
+        rec = parse_record(line, number)
+        assert (sc["boards"][i] == rec.position.board).all()
+        assert int(sc["classes"][i]) == int(rec.position.classify())
+        assert tuple(sc["pips"][i]) == rec.position.pip_count()
+        assert text[sc["offsets"][i]:sc["offsets"][i + 1]].decode() == line
+        if sc["dice"][i, 0]:
+            assert rec.dice == tuple(sc["dice"][i])
