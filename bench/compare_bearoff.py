@@ -3,8 +3,9 @@
     python bench/compare_bearoff.py [--quick] [--repeat 3] [--threads N]
 
 For each size the script times ``makebearoff`` (once; it is slow) and the
-bgfast build (median of ``--repeat`` runs), both writing their file to a
-temporary directory, and prints the times and the ratio.  Sizes: one-sided
+bgfast build on one thread and on ``--threads`` (default all cores; median
+of ``--repeat`` runs each), all writing their file to a temporary
+directory, and prints the times and the ratios.  Sizes: one-sided
 6 and 8 points (15 checkers), two-sided 6x6 and 6x7 cubeless, and 6x6 with
 cubeful equities.  ``--quick`` skips the two slow makebearoff runs (8 points,
 6x7).  Without makebearoff (Debian's gnubg package) only bgfast is timed.
@@ -46,30 +47,33 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None,
-                    help="threads for bgfast (default: the library's choice)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="threads of the second bgfast column (default: all cores)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-bearoff-")
-    th = a.threads
     cases = [
-        ("one-sided 6 points", ["-o", "6"], lambda p: bo.build_one_sided(6, 15, p, threads=th), False),
-        ("one-sided 8 points", ["-o", "8"], lambda p: bo.build_one_sided(8, 15, p, threads=th), True),
+        ("one-sided 6 points", ["-o", "6"], lambda p, t: bo.build_one_sided(6, 15, p, threads=t), False),
+        ("one-sided 8 points", ["-o", "8"], lambda p, t: bo.build_one_sided(8, 15, p, threads=t), True),
         ("two-sided 6x6 cubeless", ["-t", "6x6", "-C"],
-         lambda p: bo.build_two_sided(6, p, threads=th), False),
+         lambda p, t: bo.build_two_sided(6, p, threads=t), False),
         ("two-sided 6x7 cubeless", ["-t", "6x7", "-C"],
-         lambda p: bo.build_two_sided(7, p, threads=th), True),
+         lambda p, t: bo.build_two_sided(7, p, threads=t), True),
         ("two-sided 6x6 cubeful", ["-t", "6x6"],
-         lambda p: bo.build_two_sided(6, p, cubeful=True, threads=th), False),
+         lambda p, t: bo.build_two_sided(6, p, cubeful=True, threads=t), False),
     ]
-    print(f"{'build':<26}{'makebearoff s':>14}{'bgfast s':>10}{'ratio':>9}")
+    print(f"bgfast: median of {a.repeat} builds, file written; makebearoff: one build")
+    print(f"{'build':<26}{'makebearoff s':>14}{'1 thread s':>12}{'ratio':>9}"
+          f"{f'{a.threads} threads s':>14}{'ratio':>9}")
     try:
         for name, margs, fn, slow in cases:
             gt = None if (slow and a.quick) else time_makebearoff(margs, os.path.join(tmp, "gnubg.bd"))
             out = os.path.join(tmp, "bgfast.bgb")
-            bt = time_bgfast(lambda: fn(out).close(), a.repeat)
-            ratio = f"{gt / bt:8.1f}x" if gt else "       -"
-            gts = f"{gt:14.2f}" if gt else f"{'-':>14}"
-            print(f"{name:<26}{gts}{bt:10.3f}{ratio}", flush=True)
+            cols = f"{gt:14.2f}" if gt else f"{'-':>14}"
+            for i, th in enumerate((1, a.threads)):
+                bt = time_bgfast(lambda: fn(out, th).close(), a.repeat)
+                ratio = f"{gt / bt:8.1f}x" if gt else "       -"
+                cols += f"{bt:{12 if i == 0 else 14}.3f}{ratio}"
+            print(f"{name:<26}{cols}", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -784,23 +784,11 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
         raise ValueError("bad table size")
     cdef int64_t N = COMB[P + C][P]
     nthreads = max(1, nthreads)
-    counts_np = unranks(np.arange(N, dtype=np.int64), P)
-    pips_np = (counts_np.astype(np.int32) * np.arange(1, P + 1, dtype=np.int32)).sum(axis=1)
-    nchk_g = counts_np.sum(axis=1).astype(np.int8)
-    perm = np.argsort(pips_np, kind="stable").astype(np.int64)   # build -> gnubg
-    cnt_np = np.ascontiguousarray(counts_np[perm])
-    del counts_np
+    perm, inv, cnt_np, pips_sorted, nchk_np = _pip_order(P, N)   # perm: build -> gnubg
     T_np, K_np = _rank_terms(P)
-    inv = np.empty(N, dtype=np.int32)
-    inv[perm] = np.arange(N, dtype=np.int32)
     # boundaries of equal-pip groups (positions in a group are independent)
-    pips_sorted = pips_np[perm]
     bounds_np = np.flatnonzero(np.diff(pips_sorted)) + 1
     bounds_np = np.concatenate([[0], bounds_np, [N]]).astype(np.int64)
-    del pips_np
-    nchk_np = np.ascontiguousarray(nchk_g[perm])
-    del nchk_g
-    order_np = np.arange(N, dtype=np.int64)
 
     start_r_np = np.zeros(N, dtype=np.uint8)
     start_g_np = np.zeros(N, dtype=np.uint8)
@@ -825,7 +813,6 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
 
     cdef const int64_t[::1] permv = perm
     cdef const int32_t[::1] invv = inv
-    cdef const int64_t[::1] order = order_np
     cdef const int64_t[::1] bounds = bounds_np
     cdef const int8_t[::1] nchk = nchk_np
     cdef const uint8_t[:, ::1] cntv = cnt_np
@@ -925,13 +912,37 @@ def build_order(int C):
     Returns ``(order, inverse, counts_in_build_order)``: ``order[b]`` is the
     gnubg index of build index b, ``inverse`` maps back.
     """
-    cdef int64_t N = COMB[6 + C][6]
-    counts_np = unranks(np.arange(N, dtype=np.int64), 6)
-    pips_np = (counts_np.astype(np.int64) * np.arange(1, 7)).sum(axis=1)
+    return _pip_order(6, COMB[6 + C][6])[:3]
+
+
+def _pip_order(int P, int64_t N):
+    """The one-sided positions 0..N-1 on P points sorted by pip count (stable
+    in gnubg order): every move leads to a smaller build index.  Returns
+    ``(order int64[N], inverse int32[N], counts uint8[N, P], pips int32[N],
+    checkers int8[N])``, ``order[b]`` the gnubg index of build index b,
+    the last three in build order."""
+    counts_np = unranks(np.arange(N, dtype=np.int64), P)
+    pips_np = np.empty(N, dtype=np.int32)
+    nchk_np = np.empty(N, dtype=np.int8)
+    cdef const uint8_t[:, ::1] c = counts_np
+    cdef int32_t[::1] pv = pips_np
+    cdef int8_t[::1] nv = nchk_np
+    cdef Py_ssize_t i, p
+    cdef int t, n
+    with nogil:
+        for i in range(N):
+            t = 0
+            n = 0
+            for p in range(P):
+                t += (p + 1) * c[i, p]
+                n += c[i, p]
+            pv[i] = t
+            nv[i] = <int8_t>n
     order_np = np.argsort(pips_np, kind="stable").astype(np.int64)
     inv_np = np.empty(N, dtype=np.int32)
     inv_np[order_np] = np.arange(N, dtype=np.int32)
-    return order_np, inv_np, np.ascontiguousarray(counts_np[order_np])
+    return (order_np, inv_np, np.ascontiguousarray(counts_np[order_np]), pips_np[order_np],
+            nchk_np[order_np])
 
 
 def successor_table(int C, int nthreads=1):
