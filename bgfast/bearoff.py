@@ -924,7 +924,7 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
     """Open a bear-off database (bgfast format or gnubg's ``.bd``), memory-mapped.
 
     ``verify``: check the data checksum (default: when the data is at most
-    256 MiB; the header is always checked).  Raises :class:`DatabaseError`
+    256 MiB, or packed; the header is always checked).  Raises :class:`DatabaseError`
     for a truncated, corrupt or unknown file."""
     path = Path(path)
     try:
@@ -944,7 +944,8 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
             raise DatabaseError(f"{path}: incomplete build ({h.shells_done} of {h.npos} shells); "
                                 "run the build again to resume it")
         mm = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ)
-    if verify or (verify is None and h.data_size <= VERIFY_LIMIT):
+    # packed tables are read whole anyway: always checked
+    if verify or (verify is None and (h.data_size <= VERIFY_LIMIT or h.layout == LAYOUT_PACKED)):
         if _crc_of(mm, HEADER_SIZE, h.data_size) != h.data_crc:
             mm.close()
             raise DatabaseError(f"{path}: corrupt data (checksum mismatch)")
