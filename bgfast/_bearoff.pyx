@@ -735,6 +735,20 @@ cdef void _pos_solve(_OneSided* x, int64_t q) noexcept nogil:
         if kk[21 + r] >= 0:
             __builtin_prefetch(&x.dist_g[kk[21 + r] * x.W])
     _pos_finish(x, q, kk, &kk[21])
+    _pos_h_all(x, q, mv, nm)
+
+
+cdef void _pos_ring(_OneSided* x, int64_t q) noexcept nogil:
+    """The ring entries of a solved position q (from the stored means)."""
+    cdef int32_t mv[6 * MAXP]
+    cdef int32_t nm[6]
+    _pos_moves(x, q, mv, nm)
+    _pos_h_all(x, q, mv, nm)
+
+
+cdef inline void _pos_h_all(_OneSided* x, int64_t q, const int32_t* mv,
+                            const int32_t* nm) noexcept nogil:
+    cdef int d, lev
     for d in range(1, 7):
         for lev in range(3):
             _pos_h(x, q, d, lev, mv, nm)
@@ -754,9 +768,36 @@ cdef void _solve_group(_OneSided* x, int64_t q0, int64_t q1, int nthreads) noexc
             _pos_solve(x, q)
 
 
+ONE_SIDED_STATE = (("start_r", np.uint8, 0), ("start_g", np.uint8, 0), ("len_r", np.uint8, 0),
+                   ("len_g", np.uint8, 0), ("dist_r", np.float32, 0), ("dist_g", np.float32, 0),
+                   ("mean_r", np.float64, 0), ("mean_g", np.float64, 1), ("lost", np.float64, 0))
+"""The arrays of a one-sided build in progress (build order): name, dtype,
+and a shift (``mean_g`` holds position i at i + 1; its element 0 is 0)."""
+
+
+def one_sided_state(int64_t N, int W):
+    """A fresh build state: ``{name: array}`` (see ``ONE_SIDED_STATE``) with
+    the empty position 0 solved."""
+    st = {}
+    for name, dt, shift in ONE_SIDED_STATE:
+        shape = (N, W) if name.startswith("dist") else (N + shift,)
+        st[name] = np.zeros(shape, dtype=dt)
+    for name in ("dist_r", "dist_g"):
+        st[name][0, 0] = 1.0
+    st["len_r"][0] = 1
+    st["len_g"][0] = 1
+    return st
+
+
 def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
-                    bint quantize=False):
+                    bint quantize=False, state=None, int start_group=0, checkpoint=None):
     """Build the one-sided table.
+
+    ``state`` (from :func:`one_sided_state`, or read back from a checkpoint)
+    holds the build-order arrays; ``start_group`` pip groups of it are
+    solved already (the best-result ring is rebuilt from them), and
+    ``checkpoint(state, groups_done, positions_done)`` is called after every
+    pip group, so the caller can save what is solved.
 
     Returns ``(start_r, dist_r, start_g, dist_g, folded)``: for every gnubg
     index, the distribution of the number of rolls to bear off all checkers
@@ -790,15 +831,14 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     bounds_np = np.flatnonzero(np.diff(pips_sorted)) + 1
     bounds_np = np.concatenate([[0], bounds_np, [N]]).astype(np.int64)
 
-    start_r_np = np.zeros(N, dtype=np.uint8)
-    start_g_np = np.zeros(N, dtype=np.uint8)
-    dist_r_np = np.zeros((N, W), dtype=np.float32)
-    dist_g_np = np.zeros((N, W), dtype=np.float32)
-    mean_r_np = np.zeros(N, dtype=np.float64)
-    mean_g_np = np.zeros(N + 1, dtype=np.float64)   # [0]: mean_g[-1] = 0
-    len_r_np = np.zeros(N, dtype=np.uint8)
-    len_g_np = np.zeros(N, dtype=np.uint8)
-    lost_np = np.zeros(N, dtype=np.float64)
+    if state is None:
+        state = one_sided_state(N, W)
+    start_r_np, start_g_np = state["start_r"], state["start_g"]
+    dist_r_np, dist_g_np = state["dist_r"], state["dist_g"]
+    mean_r_np, mean_g_np = state["mean_r"], state["mean_g"]   # mean_g[0]: mean_g[-1] = 0
+    len_r_np, len_g_np, lost_np = state["len_r"], state["len_g"], state["lost"]
+    if dist_r_np.shape[0] != N or dist_r_np.shape[1] != W or mean_g_np.shape[0] != N + 1:
+        raise ValueError("the build state does not fit the table")
     # ring size for the H tables: positions within 6 pips below a group,
     # plus the group itself
     gp = np.asarray(bounds_np[:-1])
@@ -853,17 +893,23 @@ def build_one_sided(int P, int C, int W, progress=None, int nthreads=2,
     ctx.hk = &hkv[0]
     ctx.lost = &lost[0]
 
-    dist_r[0, 0] = 1.0
-    dist_g[0, 0] = 1.0
-    len_r[0] = 1
-    len_g[0] = 1
-    for gi in range(1, ngroups):
+    start_group = max(1, min(start_group, ngroups))
+    if 1 < start_group < ngroups:
+        # resumed: the ring entries that the next groups read come from the
+        # groups at most 18 pips below (H after 3 moves of 6 pips each)
+        gi = int(np.searchsorted(pip_of_group, pip_of_group[start_group] - 18, side="left"))
+        with nogil:
+            for q in range(bounds[max(gi, 1)], bounds[start_group]):
+                _pos_ring(&ctx, q)
+    for gi in range(start_group, ngroups):
         qlo = bounds[gi]
         qhi = bounds[gi + 1]
         with nogil:
             _solve_group(&ctx, qlo, qhi, nthreads)
         if progress is not None and (gi % 8 == 0 or gi == ngroups - 1):
             progress(int(bounds[gi + 1]), int(N))
+        if checkpoint is not None:
+            checkpoint(state, gi + 1, int(bounds[gi + 1]))
     # rows from build order to gnubg order, in place (no second copy)
     cdef const int64_t* pp = &permv[0]
     with nogil:

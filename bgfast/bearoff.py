@@ -56,6 +56,9 @@ Layout 4 (packed, what bgfast writes for tables whose windows take at most
 first ``len_r[i]`` values of every row of ``dist_r`` one after the other
 (f32, rows in gnubg order), then those of ``dist_g``; the rest of each
 window is zero.  A packed table is expanded into windows when it is opened.
+Layout 5 is a one-sided build in progress (``FILE.partial``): the build
+state arrays of ``_bearoff.ONE_SIDED_STATE`` in build order, each aligned
+to 8 bytes, with "shells solved" = pip groups solved.
 
 Two-sided data: the value tables one after the other, each ``N * N`` values,
 column-major in *build order* (one-sided positions sorted by pip count,
@@ -100,6 +103,7 @@ HEADER = struct.Struct("<8sHHHHHHHHQdQQQI56xI")
 HEADER_SIZE = HEADER.size  # 128
 KIND_ONE_SIDED, KIND_TWO_SIDED = 1, 2
 LAYOUT_WINDOWS, LAYOUT_INT16, LAYOUT_FLOAT32, LAYOUT_PACKED = 1, 2, 3, 4
+LAYOUT_BUILD = 5          # a one-sided build in progress (its .partial file)
 PACK_LIMIT = 1 << 30      # one-sided windows up to this size are saved packed
 FLAG_COMPLETE = 1
 MAX_POINTS = 13
@@ -236,6 +240,19 @@ def _one_sided_data_size(n: int, window: int) -> int:
     return _pad8(2 * n) + 2 * n * window * 4
 
 
+def _state_layout(n: int, window: int):
+    """Where a one-sided build state lies in a ``.partial`` file: a list of
+    ``(name, dtype, shift, offset, bytes per row)`` and the data size."""
+    out, off = [], 0
+    for name, dt, shift in _k.ONE_SIDED_STATE:
+        dt = np.dtype(dt)
+        row = dt.itemsize * (window if name.startswith("dist") else 1)
+        off = _pad8(off)
+        out.append((name, dt, shift, off, row))
+        off += row * (n + shift)
+    return out, _pad8(off)
+
+
 def _gather_rows(values, lengths, window: int, offsets) -> np.ndarray:
     """Windows ``float32[N, window]``: row i holds ``lengths[i]`` values from
     ``values`` at ``offsets[i]``, and zeros after them."""
@@ -256,12 +273,14 @@ def _check_header(h: _Header, path) -> None:
         bad = "data offset"
     elif h.kind == KIND_ONE_SIDED:
         if not (1 <= h.points <= 24 and 1 <= h.checkers <= 15
-                and h.layout in (LAYOUT_WINDOWS, LAYOUT_PACKED)
+                and h.layout in (LAYOUT_WINDOWS, LAYOUT_PACKED, LAYOUT_BUILD)
                 and h.ntables == 2 and 2 <= h.window <= 64):
             bad = "one-sided parameters"
         elif h.npos != num_positions(h.points, h.checkers):
             bad = "number of positions"
         elif h.layout == LAYOUT_WINDOWS and h.data_size != _one_sided_data_size(h.npos, h.window):
+            bad = "data size"
+        elif h.layout == LAYOUT_BUILD and h.data_size != _state_layout(h.npos, h.window)[1]:
             bad = "data size"
         elif h.layout == LAYOUT_PACKED and not (
                 h.data_size >= _pad8(4 * h.npos) and (h.data_size - _pad8(4 * h.npos)) % 4 == 0
@@ -601,11 +620,16 @@ def one_sided_memory(points: int, checkers: int = 15, window: int = DEFAULT_WIND
 
 def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
                     window: int = DEFAULT_WINDOW, progress: Optional[Callable] = None,
-                    threads: Optional[int] = None) -> OneSidedTable:
+                    threads: Optional[int] = None, checkpoint_seconds: float = 60.0,
+                    resume: bool = True) -> OneSidedTable:
     """Build a one-sided table; write it to ``path`` (atomically) if given.
 
     ``progress(done, total)`` is called now and then.  Refuses more than
-    :data:`MAX_POINTS` points with the memory the table would need."""
+    :data:`MAX_POINTS` points with the memory the table would need.  With
+    ``path``, a build that runs longer than ``checkpoint_seconds`` saves the
+    positions solved so far to ``path + ".partial"`` at that interval, and a
+    killed build resumes from there (when ``resume``); the result is the
+    same as an uninterrupted build's."""
     points, checkers = int(points), int(checkers)
     if not 1 <= checkers <= MAX_CHECKERS:
         raise InvalidPositionError(f"checkers must be 1..{MAX_CHECKERS}, not {checkers}")
@@ -624,13 +648,94 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
             f"{need / 2**30:.1f} GiB of memory to build; {avail / 2**30:.1f} GiB available")
     if not 8 <= window <= 64:
         raise InvalidPositionError("window must be 8..64")
-    sr, dr, sg, dg, _lost = _k.build_one_sided(points, checkers, window, progress,
-                                               _threads(threads, os.cpu_count() or 1))
+    state, start, saver = None, 0, None
+    if path is not None:
+        partial = Path(str(path) + ".partial")
+        if resume:
+            state, start = _read_one_sided_state(partial, points, checkers, window)
+        saver = _OneSidedCheckpoints(partial, points, checkers, window, checkpoint_seconds,
+                                     exists=state is not None)
+    sr, dr, sg, dg, _lost = _k.build_one_sided(
+        points, checkers, window, progress, _threads(threads, os.cpu_count() or 1),
+        state=state, start_group=start, checkpoint=saver)
     table = OneSidedTable(points, checkers, sr, dr, sg, dg)
     if path is not None:
         table.save(path)
         table.path = str(path)
+        Path(str(path) + ".partial").unlink(missing_ok=True)
     return table
+
+
+class _OneSidedCheckpoints:
+    """Saves the solved rows of a one-sided build to its ``.partial`` file,
+    at most every ``seconds``: the rows first (fsync), then the header that
+    counts them (fsync), so a kill at any moment leaves a consistent file."""
+
+    def __init__(self, partial: Path, points, checkers, window, seconds, exists: bool):
+        self.partial, self.points, self.checkers, self.window = partial, points, checkers, window
+        self.n = num_positions(points, checkers)
+        self.layout, self.size = _state_layout(self.n, window)
+        self.seconds = float(seconds)
+        self.exists = exists
+        self.written = 0       # rows [0, written) are in the file (after a resume: rewritten once)
+        self.last = time.monotonic()
+
+    def _header(self, groups: int) -> bytes:
+        return _pack_header(KIND_ONE_SIDED, self.points, self.checkers, LAYOUT_BUILD, 2,
+                            self.window, 0, self.n, 0.0, self.size, groups, 0)
+
+    def __call__(self, state, groups: int, positions: int) -> None:
+        if time.monotonic() - self.last < self.seconds:
+            return
+        if not self.exists:
+            free = shutil.disk_usage(self.partial.parent).free
+            if free < HEADER_SIZE + self.size:
+                raise DatabaseError(f"{self.partial}: the build state needs "
+                                    f"{self.size / 2**30:.1f} GiB of disk, only "
+                                    f"{free / 2**30:.1f} GiB are free there")
+            with builtins_open(self.partial, "wb") as f:
+                f.write(self._header(0))
+                f.truncate(HEADER_SIZE + self.size)
+            self.exists = True
+        fd = os.open(self.partial, os.O_RDWR)
+        try:
+            for name, _dt, shift, off, row in self.layout:
+                buf = memoryview(np.ascontiguousarray(state[name])).cast("B")
+                lo, hi = (self.written + shift) * row, (positions + shift) * row
+                os.pwrite(fd, buf[lo:hi], HEADER_SIZE + off + lo)
+            os.fsync(fd)
+            os.pwrite(fd, self._header(groups), 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.written = positions
+        self.last = time.monotonic()
+
+
+def _read_one_sided_state(partial: Path, points, checkers, window):
+    """``(state, groups solved)`` of a checkpointed build of this table, or
+    ``(None, 0)`` (and the file removed) when there is none that fits."""
+    if not partial.exists():
+        return None, 0
+    n = num_positions(points, checkers)
+    layout, size = _state_layout(n, window)
+    try:
+        with builtins_open(partial, "rb") as f:
+            h = _parse_header(f.read(HEADER_SIZE), partial)
+            fits = ((h.kind, h.points, h.checkers, h.layout, h.window, h.npos) ==
+                    (KIND_ONE_SIDED, points, checkers, LAYOUT_BUILD, window, n)
+                    and os.fstat(f.fileno()).st_size == HEADER_SIZE + size)
+            if fits:
+                state = {}
+                for name, dt, shift, off, row in layout:
+                    f.seek(HEADER_SIZE + off)
+                    a = np.fromfile(f, dtype=dt, count=(n + shift) * (row // dt.itemsize))
+                    state[name] = a.reshape(n, window) if name.startswith("dist") else a
+                return state, int(h.shells_done)
+    except DatabaseError:
+        pass
+    partial.unlink()
+    return None, 0
 
 
 def _threads(threads, default: int = 1):
@@ -941,7 +1046,9 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
             raise DatabaseError(f"{path}: truncated or padded file ({size} bytes, header says "
                                 f"{HEADER_SIZE + h.data_size})")
         if not h.flags & FLAG_COMPLETE:
-            raise DatabaseError(f"{path}: incomplete build ({h.shells_done} of {h.npos} shells); "
+            done = (f"{h.shells_done} pip groups solved" if h.kind == KIND_ONE_SIDED
+                    else f"{h.shells_done} of {h.npos} shells")
+            raise DatabaseError(f"{path}: incomplete build ({done}); "
                                 "run the build again to resume it")
         mm = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ)
     # packed tables are read whole anyway: always checked

@@ -679,23 +679,32 @@ def test_missing_file(tmp_path):
         bo.open(tmp_path / "nope.bgb")
 
 
-def test_killed_build_resumes(tmp_path):
-    path = tmp_path / "t5.bgb"
+def _killed_build(build, path, after):
+    """Run ``build(path, progress)`` and interrupt it (as a kill would) at
+    its ``after``-th progress report; return the reports and the .partial
+    file it left, checked to be refused as a table."""
     calls = []
 
     def boom(done, total):
         calls.append(done)
-        if len(calls) == 3:
+        if len(calls) == after:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        bo.build_two_sided(5, path, cubeful=True, progress=boom, checkpoint_seconds=0,
-                           block_work=20000)
+        build(path, boom)
     assert not path.exists()
     partial = Path(str(path) + ".partial")
     assert partial.exists()
     with pytest.raises(DatabaseError, match="incomplete"):
         bo.open(partial)
+    return calls, partial
+
+
+def test_killed_build_resumes(tmp_path):
+    path = tmp_path / "t5.bgb"
+    calls, partial = _killed_build(
+        lambda p, cb: bo.build_two_sided(5, p, cubeful=True, progress=cb, checkpoint_seconds=0,
+                                         block_work=20000), path, 3)
     seen = []
     t = bo.build_two_sided(5, path, cubeful=True, progress=lambda d, tot: seen.append(d),
                            block_work=20000)
@@ -705,6 +714,29 @@ def test_killed_build_resumes(tmp_path):
     n = fresh.size
     i, j = (x.ravel() for x in np.meshgrid(np.arange(1, n), np.arange(1, n)))
     assert np.array_equal(t.values(i, j), fresh.values(i, j))
+
+
+def test_killed_one_sided_build_resumes(tmp_path):
+    path = tmp_path / "o6.bgb"
+
+    def build(p, cb):
+        bo.build_one_sided(6, 15, p, progress=cb, checkpoint_seconds=0, threads=1)
+
+    calls, partial = _killed_build(build, path, 4)
+    seen = []
+    t = bo.build_one_sided(6, 15, path, progress=lambda d, tot: seen.append(d), threads=2)
+    full = []
+    fresh = bo.build_one_sided(6, 15, progress=lambda d, tot: full.append(d))
+    assert seen[0] > calls[-2] and len(seen) < len(full) - 2  # resumed, not restarted
+    assert not partial.exists()
+    for name in ("start_r", "start_g", "dist_r", "dist_g"):
+        assert np.array_equal(getattr(t, name), getattr(fresh, name)), name
+    # a state file of another table is not resumed from
+    _killed_build(build, path, 4)
+    partial.rename(tmp_path / "o5.bgb.partial")
+    t5 = bo.build_one_sided(5, 15, tmp_path / "o5.bgb")
+    assert np.array_equal(t5.dist_r, bo.build_one_sided(5, 15).dist_r)
+    assert not (tmp_path / "o5.bgb.partial").exists()
 
 
 # ------------------------------------------------------------- CLI
