@@ -732,6 +732,7 @@ def test_killed_one_sided_build_resumes(tmp_path):
     for name in ("start_r", "start_g", "dist_r", "dist_g"):
         assert np.array_equal(getattr(t, name), getattr(fresh, name)), name
     # a state file of another table is not resumed from
+    path.unlink()
     _killed_build(build, path, 4)
     partial.rename(tmp_path / "o5.bgb.partial")
     t5 = bo.build_one_sided(5, 15, tmp_path / "o5.bgb")
