@@ -21,10 +21,12 @@ from libc.string cimport memcpy, strlen
 from libc.math cimport floor, fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
-from bgfast._board cimport unpack_key
 from bgfast._evaluate cimport board_class
 
 cnp.import_array()
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) nogil
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -108,7 +110,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
         mpos[0] = <int32_t>(a + 15)
     elif e - a != 14:
         return 1
-    if decode_position_id(t + a, key) != 0 or unpack_key(key, board) != 0:
+    if decode_position_id(t + a, key) != 0 or unpack(key, board) != 0:
         return 1
     a = next_token(t, e, n, &e)
     if a < n and not colon and e - a == 12 and all_b64(t + a, 12):
@@ -127,19 +129,51 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
     return 1 if a < n else 0
 
 
-cdef bint possible(const uint8_t* b) noexcept nogil:
+cdef bint possible(const uint8_t* b, int64_t* pips) noexcept nogil:
     """At most 15 checkers a side and no point held by both
-    (:func:`bgfast.position.validate_boards` for one board)."""
+    (:func:`bgfast.position.validate_boards` for one board); the pip counts
+    (on roll, opponent) into ``pips``."""
     cdef int i, t0 = 0, t1 = 0
+    cdef int64_t p0 = 0, p1 = 0
     for i in range(25):
         t0 += b[i]
         t1 += b[25 + i]
+        p0 += (i + 1) * b[i]
+        p1 += (i + 1) * b[25 + i]
+    pips[0], pips[1] = p1, p0
     if t0 > 15 or t1 > 15:
         return False
     for i in range(24):
         if b[i] and b[25 + 23 - i]:
             return False
     return True
+
+
+cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
+    """:func:`bgfast._board.unpack_key`'s decoding, a run of one-bits at a
+    time: 0, or non-zero for a key that does not describe 50 slots or has
+    bits after them."""
+    cdef uint64_t lo = 0, hi = key[8] | (<uint64_t>key[9] << 8), x
+    cdef int j, pos = 0, run
+    for j in range(8):
+        lo |= <uint64_t>key[j] << (8 * j)
+    for j in range(50):
+        if pos >= 80:
+            return -1
+        if pos == 0:
+            x = ~lo
+        elif pos < 64:
+            x = ~((lo >> pos) | (hi << (64 - pos)))
+        else:
+            x = ~(hi >> (pos - 64))
+        run = 64 if x == 0 else __builtin_ctzll(x)    # the ones from pos on
+        if pos + run >= 80:
+            return -1
+        board[j] = <uint8_t>run
+        pos += run + 1
+    if pos < 64:
+        return -2 if (lo >> pos) or hi else 0
+    return -2 if pos < 80 and (hi >> (pos - 64)) else 0
 
 
 def scan(list lines, int64_t first):
@@ -173,7 +207,6 @@ def scan(list lines, int64_t first):
     pips_a = np.zeros((n, 2), dtype=np.int64)
     cdef int8_t[::1] classes = classes_a
     cdef int64_t[:, ::1] pips = pips_a
-    cdef int j, side
     cdef int32_t[::1] mpos = mpos_a
     cdef int64_t[::1] offs = offs_a
     cdef uint8_t[::1] text = text_a
@@ -197,13 +230,10 @@ def scan(list lines, int64_t first):
             offs[m + 1] = offs[m] + (e - s)
             status[m] = parse_line(data + s, e - s, key, &boards[m, 0, 0], &dice[m, 0],
                                    &mpos[m])
-            if status[m] == 0 and not possible(&boards[m, 0, 0]):
+            if status[m] == 0 and not possible(&boards[m, 0, 0], &pips[m, 0]):
                 status[m] = 1                       # the Python parser names the problem
             if status[m] == 0:
                 classes[m] = <int8_t>board_class(&boards[m, 0, 0])
-                for side in range(2):               # pips: on roll (row 1), opponent
-                    for j in range(25):
-                        pips[m, 1 - side] += (j + 1) * boards[m, side, j]
         else:
             stripped = raw.strip()
             if not stripped or stripped.startswith("#"):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gc
 import io
 import json
 import os
@@ -370,6 +371,7 @@ def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
 
 _NO_ENTRY = object()
 _MATCH_IDS: dict = {}
+_MATCH_PARAMS: dict = {}        # Context -> the match model's numbers, or None (not possible)
 
 
 def _match_entry(token: str):
@@ -393,7 +395,7 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
     5], exact bool[n], cubeful no-double money equities float64[n, 3], NaN
     where the two-sided table has none)``; finished games get NaN probs."""
     from . import bearoff
-    from .evaluate import evaluate_ply
+    from .evaluate import evaluate_ply, get_evaluator
 
     n = len(boards)
     probs = np.full((n, 5), np.nan)
@@ -411,7 +413,11 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
             probs[rest] = bearoff.default_one_sided().probe_batch(boards[rest])["probs"]
     rows = np.flatnonzero(~exact & (classes != PositionClass.OVER))
     if rows.size:
-        probs[rows] = evaluate_ply(boards[rows], settings.ply, settings.evaluator)
+        live = boards if rows.size == n else boards[rows]
+        if settings.ply == 0:              # evaluate_ply's 0-ply step, without its second check
+            probs[rows] = get_evaluator(settings.evaluator).evaluate_batch(live)
+        else:
+            probs[rows] = evaluate_ply(live, settings.ply, settings.evaluator)
     return probs, exact, nd
 
 
@@ -456,31 +462,70 @@ def _blob(pieces: dict, m: int):
     return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), np.cumsum(lengths)
 
 
-def _cube_columns(rows, ctx: Context, probs, classes, pips, nd, table, out_cube, out_action):
-    """Cube decisions of ``rows`` (one context) into the formatter's columns."""
-    from .cube import MoneyRules, cube_decisions, cube_efficiencies
-    from .met import MatchScore
+def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
+    """The cube decisions of ``rows`` (``ctx``: their indices into
+    ``contexts``) into the formatter's columns: money rows one context at a
+    time, match rows all at once, each at its own score and cube.  Returns
+    the rows whose context is not possible (for the one-record path, which
+    names the error)."""
+    from .cube import (_OWNER_CODES, ACTIONS, MoneyRules, _check_match, _match_rows, _state,
+                       cube_decisions)
+    from .met import MatchScore, get_table
 
-    match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
-                                                 crawford=ctx.crawford)
-    decs = cube_decisions(probs[rows], cube=ctx.cube, owner=ctx.owner, match=match,
-                          money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers)
-                          if ctx.is_money else None,
-                          efficiency=cube_efficiencies(classes[rows], pips[rows, 0]),
-                          exact_money=None if ctx.jacoby else nd[rows])
-    out_cube[rows, 0] = decs.no_double
-    out_cube[rows, 1] = decs.double_take
-    out_cube[rows, 2] = decs.double_pass
-    if decs.take_point_live is not None:
-        out_cube[rows, 3] = decs.take_point_live
-    codes = [table(t) for t in (a.text(decs.redouble) for a in _actions())]
-    out_action[rows] = np.asarray(codes, dtype=np.int32)[decs.action]
-
-
-def _actions():
-    from .cube import ACTIONS
-
-    return ACTIONS
+    texts = np.asarray([[table(a.text(redouble)) for a in ACTIONS] for redouble in (False, True)],
+                       dtype=np.int32)
+    bad = []
+    match_ctx = {}
+    order = np.argsort(ctx, kind="stable")
+    used, starts = np.unique(ctx[order], return_index=True)
+    ends = np.append(starts[1:], len(order))
+    for c, start, end in zip(used.tolist(), starts.tolist(), ends.tolist()):
+        context = contexts[c]
+        if context.is_money:
+            mine = order[start:end]
+            try:
+                decs = cube_decisions(probs[rows[mine]], cube=context.cube, owner=context.owner,
+                                      money=MoneyRules(jacoby=context.jacoby,
+                                                       beavers=context.beavers),
+                                      efficiency=eff[mine],
+                                      exact_money=None if context.jacoby else nd[rows[mine]])
+            except BgfastError:
+                bad.append(rows[mine])
+                continue
+            columns = (decs.no_double, decs.double_take, decs.double_pass, decs.take_point_live)
+            out_cube[rows[mine]] = np.stack(columns, axis=1)
+            out_action[rows[mine]] = texts[int(decs.redouble)][decs.action]
+            continue
+        params = _MATCH_PARAMS.get(context, _NO_ENTRY)
+        if params is _NO_ENTRY:
+            try:
+                score = MatchScore(context.length, context.score_me, context.score_opp,
+                                   crawford=context.crawford)
+                _check_match(score, context.cube, context.owner, None)
+                params = (score.away_me, score.away_opp, _state(score), context.cube,
+                          _OWNER_CODES[context.owner])
+            except BgfastError:
+                params = None
+            if len(_MATCH_PARAMS) >= 1 << 16:
+                _MATCH_PARAMS.clear()
+            _MATCH_PARAMS[context] = params
+        if params is None:
+            bad.append(rows[order[start:end]])
+            continue
+        match_ctx[c] = params
+    if match_ctx:
+        mine = np.flatnonzero(np.isin(ctx, list(match_ctx)))
+        params = np.zeros((len(contexts), 5), dtype=np.int64)
+        for c, values in match_ctx.items():
+            params[c] = values
+        a, b, state, cube, owner = params[ctx[mine]].T
+        res = _match_rows(probs[rows[mine]], a, b, state, cube, owner, eff[mine], nd[rows[mine]],
+                          get_table(None))
+        columns = (res["no_double"], res["double_take"], res["double_pass"],
+                   res["take_point_live"])
+        out_cube[rows[mine]] = np.stack(columns, axis=1)
+        out_action[rows[mine]] = texts[res["redouble"].astype(np.int64), res["action"]]
+    return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
 
 
 def _chunk_text(chunk, job) -> tuple[str, int, int]:
@@ -552,12 +597,13 @@ def _chunk_text(chunk, job) -> tuple[str, int, int]:
     extra = {}
     cube_rows = fast[kind[fast] == k.CUBE]
     action = np.zeros(m, dtype=np.int32)
-    for c in np.unique(ctx[cube_rows]).tolist():
-        rows = cube_rows[ctx[cube_rows] == c]
-        try:
-            _cube_columns(rows, contexts[c], probs, classes, pips, nd, table, cube, action)
-        except BgfastError:
-            kind[rows] = k.VERBATIM               # the one-record path names the error
+    if cube_rows.size:
+        from .cube import cube_efficiencies
+
+        eff = cube_efficiencies(classes[cube_rows], pips[cube_rows, 0])
+        bad = _cube_columns(cube_rows, ctx[cube_rows], contexts, probs, eff, nd, table, cube,
+                            action)
+        kind[bad] = k.VERBATIM                    # the one-record path names the error
     entries[:, 3] = action
     play_rows = fast[kind[fast] == k.CHECKER]
     if play_rows.size:
@@ -705,7 +751,8 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
 def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, address=None,
                  window: int | None = None) -> Iterator[list[dict]]:
     """Apply ``fn(chunk, settings)`` to every chunk, yielding results in input
-    order with at most ``window`` chunks in flight (bounded memory)."""
+    order with at most ``window`` chunks in flight (bounded memory).  Local
+    work uses ``jobs`` processes: this one and ``jobs - 1`` workers."""
     window = window or max(2, 4 * jobs)
     if backend == "ray":
         import ray
@@ -726,14 +773,31 @@ def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, 
         for chunk in chunks:
             yield fn(chunk, settings)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending = deque()
-        for chunk in chunks:
-            pending.append(pool.submit(fn, chunk, settings))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+
+    def result(item):
+        future, chunk = item
+        return fn(chunk, settings) if future is None else future.result()
+
+    # jobs - 1 worker processes, and this process takes every jobs-th chunk
+    # itself when its turn to be written comes (the workers keep going).
+    # The objects alive now are frozen out of the collector meanwhile, so that
+    # neither the workers (forked) nor this process keep walking them.
+    frozen = gc.get_freeze_count() == 0
+    if frozen:
+        gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
+            pending: deque = deque()
+            for i, chunk in enumerate(chunks):
+                local = i % jobs == jobs - 1
+                pending.append((None, chunk) if local else (pool.submit(fn, chunk, settings), None))
+                if len(pending) >= window:
+                    yield result(pending.popleft())
+            while pending:
+                yield result(pending.popleft())
+    finally:
+        if frozen:
+            gc.unfreeze()
 
 
 def _line_chunks(lines: Iterable[str], start_after: int, size: int,

@@ -269,7 +269,8 @@ def _interp(p: np.ndarray, points) -> np.ndarray:
     n = p.shape[0]
     xs = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for x, _ in points])
     ys = np.stack([np.broadcast_to(np.asarray(y, dtype=np.float64), (n,)) for _, y in points])
-    if not (xs[1:] > xs[:-1]).all():             # not already in order in every row
+    in_order = (xs[1:] > xs[:-1]) | ((xs[1:] == xs[:-1]) & (ys[1:] >= ys[:-1]))
+    if not in_order.all():                      # a stable sort would move some point
         order = np.lexsort((ys, xs), axis=0)
         xs = np.take_along_axis(xs, order, 0)
         ys = np.take_along_axis(ys, order, 0)
@@ -361,36 +362,84 @@ def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool =
     return float(_money_cubeful(p, normalize_owner(owner), efficiency, jacoby)[0])
 
 
-class _MatchModel:
-    """MWC arithmetic for rows of probabilities at one match score (the
-    MWCs of the score are numbers, everything that depends on the
-    probabilities is an array with one entry per row)."""
+_PRE, _POST, _CRAWFORD = 0, 1, 2
+_OWNER_CODES = {"centre": 0, "me": 1, "opp": 2}
 
-    def __init__(self, probs: np.ndarray, score: MatchScore, met: MatchEquityTable):
+
+def _mwc_after(mwc, a, b, state) -> np.ndarray:
+    """My MWCs at ``a``-away ``b``-away (int arrays, after this game's
+    points are taken off; <= 0: that side has won), the game having been
+    played at ``state``; ``mwc(a, b, post_crawford)`` reads the table."""
+    out = np.where(a <= 0, 1.0, np.where(b <= 0, 0.0, 0.5))
+    look = np.flatnonzero((a > 0) & (b > 0) & ~((a == 1) & (b == 1)))
+    if look.size:
+        # a side reaching 1-away from a pre-Crawford score starts the Crawford game
+        post = ((a[look] == 1) | (b[look] == 1)) & (state[look] != _PRE)
+        cells, where_ = np.unique((a[look] << 32) | (b[look] << 1) | post, return_inverse=True)
+        vals = np.array([mwc(c >> 32, (c & 0xFFFFFFFF) >> 1, bool(c & 1)) for c in cells.tolist()])
+        out[look] = vals[where_.reshape(-1)]
+    return out
+
+
+_MWC_CACHES: dict = {}
+
+
+def _mwc_cache(met: MatchEquityTable):
+    """``met.mwc`` as ``(a, b, post_crawford) -> float``, remembered per
+    process for the shipped kind of table (not for tables still being filled
+    in, e.g. by :func:`bgfast.met.generate`)."""
+    def read(a, b, post):
+        return met.mwc(a, b, post_crawford=post)
+
+    if type(met) is not MatchEquityTable:
+        return read
+    entry = _MWC_CACHES.get(id(met))
+    if entry is None or entry[0] is not met:
+        if len(_MWC_CACHES) > 16:
+            _MWC_CACHES.clear()
+        entry = _MWC_CACHES[id(met)] = (met, lru_cache(maxsize=None)(read))
+    return entry[1]
+
+
+class _MatchModel:
+    """MWC arithmetic for rows of probabilities, each row at its own match
+    score and cube (``a``/``b`` away, ``state`` pre-Crawford, post-Crawford
+    or Crawford, ``cube``: int arrays).  Cube levels are ``j`` (the cube at
+    ``cube * 2**j``); every quantity is an array with one entry per row, and
+    where rows differ in whether a side can double, both branches are
+    worked out and each row takes its own."""
+
+    def __init__(self, probs: np.ndarray, a, b, state, cube, met: MatchEquityTable):
+        n = probs.shape[0]
         self.p = probs
-        self.a, self.b = score.away_me, score.away_opp
-        self.state = "crawford" if score.crawford else ("post" if score.post_crawford else "pre")
+        self.a, self.b, self.state, self.cube = (
+            np.broadcast_to(np.asarray(v, dtype=np.int64), (n,)) for v in (a, b, state, cube))
         self.met = met
         w, wg, wb, lg, lb = probs.T
         self.win = (w - wg, wg - wb, wb)  # single, gammon, backgammon
         self.lose = (1 - w - lg, lg - lb, lb)
-        self.cp_me = lru_cache(maxsize=None)(self._cp_me)
-        self.tp_me = lru_cache(maxsize=None)(self._tp_me)
-        self.M = lru_cache(maxsize=None)(self._M)
+        keys = ((self.a << 20 | self.b << 4 | self.state) << 32) | self.cube
+        keys, first, self.of_row = np.unique(keys, return_index=True, return_inverse=True)
+        self.of_row = self.of_row.reshape(-1)
+        self.ctx = [v[first] for v in (self.a, self.b, self.state, self.cube)]   # distinct
+        self.mwc = _mwc_cache(met)
+        for name in ("M", "W", "L", "dead", "cp_me", "tp_me", "level"):
+            setattr(self, name, lru_cache(maxsize=None)(getattr(self, "_" + name)))
 
-    def _M(self, da: int, db: int) -> float:
-        """My MWC after I win ``da`` points and the opponent ``db`` in this game."""
-        a, b = self.a - da, self.b - db
-        if a <= 0:
-            return 1.0
-        if b <= 0:
-            return 0.0
-        if a == 1 and b == 1:
-            return 0.5
-        if a == 1 or b == 1:
-            # a side reaching 1-away from a pre-Crawford score starts the Crawford game
-            return self.met.mwc(a, b, post_crawford=self.state != "pre")
-        return self.met.mwc(a, b)
+    def _level(self, j: int) -> np.ndarray:
+        """``[side, k - 1, context]``: the MWCs after I (side 0) or the
+        opponent (side 1) win k = 1, 2, 3 times the cube at level j, for
+        each distinct score and cube."""
+        a, b, state, cube = self.ctx
+        pts = np.arange(1, 4)[:, None] * (cube << j)[None, :]            # [k, context]
+        a2 = np.concatenate([a - pts, np.broadcast_to(a, pts.shape)])   # [side * k, context]
+        b2 = np.concatenate([np.broadcast_to(b, pts.shape), b - pts])
+        st = np.broadcast_to(state, a2.shape)
+        return _mwc_after(self.mwc, a2.ravel(), b2.ravel(), st.ravel()).reshape(2, 3, -1)
+
+    def _M(self, k: int, j: int, side: int) -> np.ndarray:
+        """My MWC after I (side 0) or the opponent (side 1) win ``k`` times the cube at level j."""
+        return self.level(j)[side, k - 1][self.of_row]
 
     def _average(self, parts, vals) -> np.ndarray:
         s = sum(parts)
@@ -398,67 +447,81 @@ class _MatchModel:
             avg = sum(q * v for q, v in zip(parts, vals)) / s
         return np.where(s <= 1e-12, vals[0], avg)
 
-    def W(self, n: int) -> np.ndarray:
-        return self._average(self.win, (self.M(n, 0), self.M(2 * n, 0), self.M(3 * n, 0)))
+    def _W(self, j: int) -> np.ndarray:
+        return self._average(self.win, [self.M(k, j, 0) for k in (1, 2, 3)])
 
-    def L(self, n: int) -> np.ndarray:
-        return self._average(self.lose, (self.M(0, n), self.M(0, 2 * n), self.M(0, 3 * n)))
+    def _L(self, j: int) -> np.ndarray:
+        return self._average(self.lose, [self.M(k, j, 1) for k in (1, 2, 3)])
 
-    def dead(self, n: int) -> np.ndarray:
-        return (sum(q * self.M(k * n, 0) for q, k in zip(self.win, (1, 2, 3)))
-                + sum(q * self.M(0, k * n) for q, k in zip(self.lose, (1, 2, 3))))
+    def _dead(self, j: int) -> np.ndarray:
+        return (sum(q * self.M(k, j, 0) for q, k in zip(self.win, (1, 2, 3)))
+                + sum(q * self.M(k, j, 1) for q, k in zip(self.lose, (1, 2, 3))))
 
-    def can_double_me(self, n: int) -> bool:
-        return self.state != "crawford" and n < self.a
+    def can_double_me(self, j: int) -> np.ndarray:
+        return (self.state != _CRAWFORD) & ((self.cube << j) < self.a)
 
-    def can_double_opp(self, n: int) -> bool:
-        return self.state != "crawford" and n < self.b
+    def can_double_opp(self, j: int) -> np.ndarray:
+        return (self.state != _CRAWFORD) & ((self.cube << j) < self.b)
 
-    def _cp_me(self, n: int) -> np.ndarray:
-        """My winning chance at which the opponent's take of my n -> 2n double breaks even."""
-        cash = self.M(n, 0)
-        if self.can_double_opp(2 * n):
-            # his wins are cashes: he redoubles at my 2n take point and I pass
-            tp2 = self.tp_me(2 * n)
-            lose2 = self.M(0, 2 * n)
-            return tp2 + (1.0 - tp2) * _ratio(cash - lose2, self.W(2 * n) - lose2)
-        lo = self.L(2 * n)
-        return _ratio(cash - lo, self.W(2 * n) - lo)
+    def _break_even(self, j: int, mwc) -> np.ndarray:
+        """The winning chance at which ``mwc`` equals playing on at level
+        j + 1 with a dead cube (W and L of that level)."""
+        lo = self.L(j + 1)
+        return _ratio(mwc - lo, self.W(j + 1) - lo)
 
-    def _tp_me(self, n: int) -> np.ndarray:
-        """My take point (my winning chance) when the opponent doubles n -> 2n."""
-        pas = self.M(0, n)
-        lo = self.L(2 * n)
-        if self.can_double_me(2 * n):
-            cp2 = self.cp_me(2 * n)
-            return cp2 * _ratio(pas - lo, self.M(2 * n, 0) - lo)
-        return _ratio(pas - lo, self.W(2 * n) - lo)
+    def _cp_me(self, j: int) -> np.ndarray:
+        """My winning chance at which the opponent's take of my double at level j breaks even."""
+        plain = self.dead_cp_me(j)
+        redoubles = self.can_double_opp(j + 1)
+        if not redoubles.any():
+            return plain
+        # his wins are cashes: he redoubles at my take point one level up and I pass
+        tp2 = self.tp_me(j + 1)
+        lose2 = self.M(1, j + 1, 1)
+        cashes = tp2 + (1.0 - tp2) * _ratio(self.M(1, j, 0) - lose2, self.W(j + 1) - lose2)
+        return np.where(redoubles, cashes, plain)
 
-    def dead_cp_me(self, n: int) -> np.ndarray:
-        lo = self.L(2 * n)
-        return _ratio(self.M(n, 0) - lo, self.W(2 * n) - lo)
+    def _tp_me(self, j: int) -> np.ndarray:
+        """My take point (my winning chance) when the opponent doubles at level j."""
+        pas = self.M(1, j, 1)
+        plain = self._break_even(j, pas)
+        redoubles = self.can_double_me(j + 1)
+        if not redoubles.any():
+            return plain
+        lo = self.L(j + 1)
+        return np.where(redoubles, self.cp_me(j + 1) * _ratio(pas - lo, self.M(1, j + 1, 0) - lo),
+                        plain)
 
-    def live(self, n: int, owner: str) -> np.ndarray:
-        points = [(0.0, self.L(n)), (1.0, self.W(n))]
-        if owner in ("centre", "opp") and self.can_double_opp(n):
-            points.append((self.tp_me(n), self.M(0, n)))
-        if owner in ("centre", "me") and self.can_double_me(n):
-            points.append((self.cp_me(n), self.M(n, 0)))
+    def dead_cp_me(self, j: int) -> np.ndarray:
+        return self._break_even(j, self.M(1, j, 0))
+
+    def live(self, j: int, owner: np.ndarray) -> np.ndarray:
+        """The live-cube MWC at level j, ``owner`` codes per row.  A cube
+        point a row does not have is replaced by a copy of another point of
+        that row, which gives exactly the interpolation without it."""
+        points = [(0.0, self.L(j))]
+        for use, point_x, value in (
+                ((owner != _OWNER_CODES["me"]) & self.can_double_opp(j), self.tp_me, (1, j, 1)),
+                ((owner != _OWNER_CODES["opp"]) & self.can_double_me(j), self.cp_me, (1, j, 0))):
+            if use.any():
+                last = points[-1]                 # (usually in order: 0 < tp < cp < 1)
+                points.append((np.where(use, point_x(j), last[0]),
+                               np.where(use, self.M(*value), last[1])))
+        points.append((1.0, self.W(j)))
         return _interp(self.p[:, 0], points)
 
-    def cubeful(self, n: int, owner: str, x) -> np.ndarray:
-        return x * self.live(n, owner) + (1.0 - x) * self.dead(n)
+    def cubeful(self, j: int, owner: np.ndarray, x) -> np.ndarray:
+        return x * self.live(j, owner) + (1.0 - x) * self.dead(j)
 
-    def gammon_prices(self, n: int) -> dict:
-        span = self.M(n, 0) - self.M(0, n)
-        if span <= 0:
-            return {"me": 0.0, "opp": 0.0, "me_backgammon": 0.0, "opp_backgammon": 0.0}
-        return {
-            "me": (self.M(2 * n, 0) - self.M(n, 0)) / span,
-            "opp": (self.M(0, n) - self.M(0, 2 * n)) / span,
-            "me_backgammon": (self.M(3 * n, 0) - self.M(2 * n, 0)) / span,
-            "opp_backgammon": (self.M(0, 2 * n) - self.M(0, 3 * n)) / span,
-        }
+    def gammon_prices(self, j: int) -> dict:
+        win1, win2, win3 = (self.M(k, j, 0) for k in (1, 2, 3))
+        lose1, lose2, lose3 = (self.M(k, j, 1) for k in (1, 2, 3))
+        span = win1 - lose1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prices = {"me": (win2 - win1) / span, "opp": (lose1 - lose2) / span,
+                      "me_backgammon": (win3 - win2) / span,
+                      "opp_backgammon": (lose2 - lose3) / span}
+        return {k: np.where(span <= 0, 0.0, v) for k, v in prices.items()}
 
 
 def match_cubeful_mwc(probs, score: MatchScore, met=None, *, cube: int = 1,
@@ -466,8 +529,8 @@ def match_cubeful_mwc(probs, score: MatchScore, met=None, *, cube: int = 1,
     """Janowski cubeful match winning chance of the side on roll."""
     p = _rows(probs)
     cube, owner = _check_cube(cube, owner)
-    model = _MatchModel(p, score, get_table(met))
-    return float(model.cubeful(cube, owner, float(efficiency))[0])
+    model = _MatchModel(p, score.away_me, score.away_opp, _state(score), cube, get_table(met))
+    return float(model.cubeful(0, np.array([_OWNER_CODES[owner]]), float(efficiency))[0])
 
 
 # ---------------------------------------------------------------------------
@@ -579,25 +642,25 @@ ACTIONS = tuple(CubeAction)
 _CODE = {a: i for i, a in enumerate(ACTIONS)}
 
 
-def _choose(nd, dt, dp, can_double: bool, beaver) -> np.ndarray:
-    """The proper actions (codes into :data:`ACTIONS`) for arrays of equities."""
+def _choose(nd, dt, dp, can_double, beaver) -> np.ndarray:
+    """The proper actions (codes into :data:`ACTIONS`) for arrays of equities
+    (``can_double``, ``beaver``: one bool or one per row)."""
     nd, dt = np.asarray(nd, dtype=np.float64), np.asarray(dt, dtype=np.float64)
     beaver = np.broadcast_to(np.asarray(beaver, dtype=bool), nd.shape)
-    if not can_double:
-        return np.full(nd.shape, _CODE[CubeAction.NO_DOUBLE_DEAD_CUBE], dtype=np.int8)
     passes = dt >= dp - _EPS              # the opponent passes
     too_good = nd > dp + _EPS
 
     def pick(if_beaver, plain):
         return np.where(beaver, _CODE[if_beaver], _CODE[plain])
 
-    return np.select(
+    action = np.select(
         [passes & too_good, passes, too_good, np.abs(nd - dt) <= _EPS, nd > dt],
         [_CODE[CubeAction.TOO_GOOD_PASS], _CODE[CubeAction.DOUBLE_PASS],
          _CODE[CubeAction.TOO_GOOD_TAKE],
          pick(CubeAction.OPTIONAL_DOUBLE_BEAVER, CubeAction.OPTIONAL_DOUBLE_TAKE),
          pick(CubeAction.NO_DOUBLE_BEAVER, CubeAction.NO_DOUBLE)],
-        pick(CubeAction.DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE)).astype(np.int8)
+        pick(CubeAction.DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE))
+    return np.where(can_double, action, _CODE[CubeAction.NO_DOUBLE_DEAD_CUBE]).astype(np.int8)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -711,6 +774,45 @@ def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarr
             gammon_price=gp, gammon_price_after_double=gp2,
         )
 
+    table = _check_match(match, cube, owner, met)
+    rows = _match_rows(p, match.away_me, match.away_opp, _state(match), cube,
+                       np.full(n, _OWNER_CODES[owner]), x, exact if has_exact.any() else None,
+                       table)
+    if match.crawford:
+        dead, reason = True, "no doubling in the Crawford game"
+    elif owner == "opp":
+        dead, reason = False, "the opponent owns the cube"
+    elif cube >= match.away_me:
+        dead, reason = True, (
+            f"dead cube: a win at cube {cube} already wins the match ({match.away_me}-away)")
+    else:
+        dead, reason = False, None
+    take = None if match.crawford else rows["take_point_live"]
+    return CubeDecisions(
+        probs=p, cube=cube, owner=owner, match=match, money=None,
+        efficiency=rows["efficiency"], cubeless_equity=rows["cubeless_equity"],
+        no_double=rows["no_double"], double_take=rows["double_take"],
+        double_pass=rows["double_pass"], action=rows["action"],
+        redouble=redouble, can_double=reason is None, cube_dead=dead, dead_reason=reason,
+        beaver=np.zeros(n, dtype=bool), take_point_live=take,
+        take_point_dead=None if take is None else 1.0 - rows["cash_point_dead"],
+        cash_point_live=None if take is None else rows["cash_point_live"],
+        cash_point_dead=None if take is None else rows["cash_point_dead"],
+        gammon_price={k: float(v[0]) for k, v in rows["gammon_price"].items()},
+        gammon_price_after_double={k: float(v[0]) for k, v in
+                                   rows["gammon_price_after_double"].items()},
+        cubeless_mwc=rows["cubeless_mwc"], mwc_no_double=rows["mwc_no_double"],
+        mwc_double_take=rows["mwc_double_take"], mwc_double_pass=rows["mwc_double_pass"],
+    )
+
+
+def _state(match: MatchScore) -> int:
+    return _CRAWFORD if match.crawford else (_POST if match.post_crawford else _PRE)
+
+
+def _check_match(match, cube: int, owner: str, met) -> MatchEquityTable:
+    """The table ``met``; raises unless ``cube`` and ``owner`` are possible
+    at ``match`` with it."""
     if not isinstance(match, MatchScore):
         raise InvalidScoreError(f"match must be a MatchScore, not {type(match).__name__}")
     if match.crawford and (cube != 1 or owner != "centre"):
@@ -722,57 +824,69 @@ def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarr
         raise MissingTableError(
             f"{match.away_me}-away vs {match.away_opp}-away is beyond table {table.name!r} "
             f"(up to {table.max_away}-away); pass a longer table from bgfast.met.generate")
-    model = _MatchModel(p, match, table)
+    return table
+
+
+def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarray,
+                exact: np.ndarray | None, table: MatchEquityTable) -> dict:
+    """Match cube decisions of rows each at its own score and cube (checked
+    by :func:`_check_match`): ``a``/``b`` away, ``state`` (``_PRE``,
+    ``_POST``, ``_CRAWFORD``), ``cube`` and ``owner`` codes, one per row or
+    shared.  Returns arrays: the fields of :class:`CubeDecisions` (take and
+    cash points NaN in the Crawford game) and ``redouble``."""
+    n = p.shape[0]
+    if n == 0:                      # the model needs a row; the results are sliced to none
+        first = [np.asarray(v).reshape(-1)[:1] if np.size(v) else np.zeros(1, dtype=np.int64)
+                 for v in (a, b, state, cube, owner)]
+        out = _match_rows(np.zeros((1, 5)), *first, np.full(1, CONTACT_EFFICIENCY), None, table)
+        return {k: {g: v[:0] for g, v in val.items()} if isinstance(val, dict) else val[:0]
+                for k, val in out.items()}
+    owner = np.broadcast_to(np.asarray(owner, dtype=np.int64), (n,))
+    model = _MatchModel(p, a, b, state, cube, table)
+    ceq = _cubeless(p)
     x_nd = x_dt = x
-    if has_exact.any():
+    opp = np.full(n, _OWNER_CODES["opp"])
+    r = np.zeros(0, dtype=np.int64) if exact is None else np.flatnonzero(~np.isnan(exact).any(axis=1))
+    if r.size:
         # effective efficiencies from the exact money cubeful equities:
         # x = (E_exact - E_dead) / (E_live - E_dead) for each cube owner,
         # kept within [0, efficiency of the position class] (this reproduces
         # gnubg's match-play cube analysis in two-sided bear-offs)
-        def x_eff(own):
-            e_live = _money_cubeful(p, own, 1.0)
-            e_exact = exact[:, _owner_index(own)]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eff = _clip((e_exact - ceq) / (e_live - ceq), 0.0, x)
-            return np.where(has_exact & (np.abs(e_live - ceq) > 1e-9), eff, x)
+        lives = [_money_cubeful(p[r], o, 1.0) for o in ("centre", "me", "opp")]
 
-        x_nd, x_dt = x_eff(owner), x_eff("opp")
-    m_nd = model.cubeful(cube, owner, x_nd)
-    m_dt = model.cubeful(2 * cube, "opp", x_dt)
-    m_dp = model.M(cube, 0)
-    lo, hi = model.M(0, cube), m_dp
+        def x_eff(own):
+            e_live = np.choose(own[r], lives)
+            e_exact = exact[r, own[r]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                eff = _clip((e_exact - ceq[r]) / (e_live - ceq[r]), 0.0, x[r])
+            out = np.array(x, dtype=np.float64)
+            out[r] = np.where(np.abs(e_live - ceq[r]) > 1e-9, eff, x[r])
+            return out
+
+        x_nd, x_dt = x_eff(owner), x_eff(opp)
+    m_nd = model.cubeful(0, owner, x_nd)
+    m_dt = model.cubeful(1, opp, x_dt)
+    m_dp = model.M(1, 0, 0)
+    lo, hi = model.M(1, 0, 1), m_dp
 
     def norm(m):
-        return 2.0 * (m - lo) / (hi - lo) - 1.0 if hi > lo else np.zeros(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(hi > lo, 2.0 * (m - lo) / (hi - lo) - 1.0, 0.0)
 
-    if match.crawford:
-        can_double, dead, reason = False, True, "no doubling in the Crawford game"
-    elif owner == "opp":
-        can_double, dead, reason = False, False, "the opponent owns the cube"
-    elif not model.can_double_me(cube):
-        can_double, dead, reason = False, True, (
-            f"dead cube: a win at cube {cube} already wins the match ({match.away_me}-away)")
-    else:
-        can_double, dead, reason = True, False, None
-    opp_take_possible = not match.crawford
-    cp_live = model.cp_me(cube) if opp_take_possible else None
-    cp_dead = model.dead_cp_me(cube) if opp_take_possible else None
-    dead_mwc = model.dead(cube)
-    return CubeDecisions(
-        probs=p, cube=cube, owner=owner, match=match, money=None,
-        efficiency=np.broadcast_to(x_nd, (n,)), cubeless_equity=norm(dead_mwc),
-        no_double=norm(m_nd), double_take=norm(m_dt), double_pass=np.full(n, norm(m_dp)),
-        action=_choose(m_nd, m_dt, m_dp, can_double, False),
-        redouble=redouble, can_double=can_double, cube_dead=dead, dead_reason=reason,
-        beaver=np.zeros(n, dtype=bool),
-        take_point_live=None if cp_live is None else 1.0 - cp_live,
-        take_point_dead=None if cp_dead is None else 1.0 - cp_dead,
-        cash_point_live=cp_live, cash_point_dead=cp_dead,
-        gammon_price=model.gammon_prices(cube),
-        gammon_price_after_double=model.gammon_prices(2 * cube),
-        cubeless_mwc=dead_mwc, mwc_no_double=m_nd, mwc_double_take=m_dt,
-        mwc_double_pass=np.full(n, m_dp),
-    )
+    crawford = model.state == _CRAWFORD
+    can_double = ~crawford & (owner != _OWNER_CODES["opp"]) & model.can_double_me(0)
+    cp_live = np.where(crawford, np.nan, model.cp_me(0))
+    cp_dead = np.where(crawford, np.nan, model.dead_cp_me(0))
+    dead_mwc = model.dead(0)
+    return {
+        "efficiency": np.array(np.broadcast_to(x_nd, (n,))), "cubeless_equity": norm(dead_mwc),
+        "no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
+        "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
+        "take_point_live": 1.0 - cp_live, "cash_point_live": cp_live, "cash_point_dead": cp_dead,
+        "gammon_price": model.gammon_prices(0), "gammon_price_after_double": model.gammon_prices(1),
+        "cubeless_mwc": dead_mwc, "mwc_no_double": m_nd, "mwc_double_take": m_dt,
+        "mwc_double_pass": m_dp,
+    }
 
 
 def _check_efficiency(x: np.ndarray, given) -> None:

@@ -248,3 +248,26 @@ def test_parse_record_agrees_with_the_scan_on_dice_and_context(corpus):
         assert text[sc["offsets"][i]:sc["offsets"][i + 1]].decode() == line
         if sc["dice"][i, 0]:
             assert rec.dice == tuple(sc["dice"][i])
+
+
+def test_scan_decodes_position_ids_like_the_board_kernel():
+    """The scan's own key decoding against bgfast._board.unpack and
+    validate_boards, on game positions, random boards and random keys."""
+    from bgfast.position import validate_boards
+    from corpus import random_boards
+
+    rng = np.random.default_rng(0)
+    boards, _ = self_play_positions(500, 3)
+    keys = np.concatenate([_board.pack(boards), _board.pack(random_boards(500, 4)),
+                           rng.integers(0, 256, (5000, 10), dtype=np.uint8),
+                           np.full((1, 10), 255, np.uint8), np.zeros((1, 10), np.uint8)])
+    ref, status = _board.unpack(keys)
+    want = status == 0
+    for i in np.flatnonzero(want):
+        try:
+            validate_boards(ref[i:i + 1])
+        except Exception:
+            want[i] = False
+    sc = _analyze.scan([key_to_position_id(k.tobytes()) for k in keys], 1)
+    assert ((sc["status"] == 0) == want).all() and 900 < want.sum() < 2000
+    assert (sc["boards"][want] == ref[want]).all()
