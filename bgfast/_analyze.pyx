@@ -14,6 +14,8 @@ separators=(",", ":"))`` and the ``csv`` module write for the rows of
 :func:`bgfast.analyze.analyze_record`: floats are Python's ``round(x, 6)``
 (EPCs: their 3-decimal value) printed as ``repr`` prints them.
 """
+import threading
+
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
@@ -49,6 +51,9 @@ cdef enum:
 
 #: Row kinds of :func:`format_rows`.
 CUBE, CHECKER, VERBATIM, OVER = K_CUBE, K_CHECKER, K_VERBATIM, K_OVER
+
+
+_scratch = threading.local()       # the row writer's buffer, one per thread
 
 
 cdef inline bint is_space(uint8_t c) noexcept nogil:
@@ -129,18 +134,23 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
     return 1 if a < n else 0
 
 
-cdef bint possible(const uint8_t* b, int64_t* pips) noexcept nogil:
+cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogil:
     """At most 15 checkers a side and no point held by both
     (:func:`bgfast.position.validate_boards` for one board); the pip counts
-    (on roll, opponent) into ``pips``."""
-    cdef int i, t0 = 0, t1 = 0
+    and whether every checker is in the home board (on roll, opponent) into
+    ``pips`` and ``home``."""
+    cdef int i, t0 = 0, t1 = 0, out0 = 0, out1 = 0
     cdef int64_t p0 = 0, p1 = 0
     for i in range(25):
         t0 += b[i]
         t1 += b[25 + i]
         p0 += (i + 1) * b[i]
         p1 += (i + 1) * b[25 + i]
+        if i >= 6:
+            out0 += b[i]
+            out1 += b[25 + i]
     pips[0], pips[1] = p1, p0
+    home[0], home[1] = out1 == 0, out0 == 0
     if t0 > 15 or t1 > 15:
         return False
     for i in range(24):
@@ -182,8 +192,8 @@ def scan(list lines, int64_t first):
     Returns a dict of ``number int64[m]`` (the lines kept: not blank, not a
     comment), ``status int8[m]`` (0: read here, 1: for the Python parser),
     ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
-    (:class:`bgfast.position.PositionClass`) and ``pips int64[m, 2]`` (on
-    roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
+    (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]`` and
+    ``home bool[m, 2]`` (every checker home; on roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
     int32[m]`` (where the Match ID starts in the text, -1 = none), ``text``
     (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
     and ``other`` {row: stripped text} for lines that are not ASCII."""
@@ -205,6 +215,8 @@ def scan(list lines, int64_t first):
     cdef int8_t[:, ::1] dice = dice_a
     classes_a = np.zeros(n, dtype=np.int8)
     pips_a = np.zeros((n, 2), dtype=np.int64)
+    home_a = np.zeros((n, 2), dtype=np.uint8)
+    cdef uint8_t[:, ::1] home = home_a
     cdef int8_t[::1] classes = classes_a
     cdef int64_t[:, ::1] pips = pips_a
     cdef int32_t[::1] mpos = mpos_a
@@ -230,7 +242,7 @@ def scan(list lines, int64_t first):
             offs[m + 1] = offs[m] + (e - s)
             status[m] = parse_line(data + s, e - s, key, &boards[m, 0, 0], &dice[m, 0],
                                    &mpos[m])
-            if status[m] == 0 and not possible(&boards[m, 0, 0], &pips[m, 0]):
+            if status[m] == 0 and not possible(&boards[m, 0, 0], &pips[m, 0], &home[m, 0]):
                 status[m] = 1                       # the Python parser names the problem
             if status[m] == 0:
                 classes[m] = <int8_t>board_class(&boards[m, 0, 0])
@@ -243,7 +255,8 @@ def scan(list lines, int64_t first):
             other[m] = stripped
         m += 1
     return {"number": number_a[:m], "status": status_a[:m], "boards": boards_a[:m],
-            "classes": classes_a[:m], "pips": pips_a[:m], "dice": dice_a[:m], "mpos": mpos_a[:m], "text": text_a[:offs[m]].tobytes(),
+            "classes": classes_a[:m], "pips": pips_a[:m],
+            "home": home_a[:m].view(bool), "dice": dice_a[:m], "mpos": mpos_a[:m], "text": text_a[:offs[m]].tobytes(),
             "offsets": offs_a[:m + 1], "other": other}
 
 
@@ -436,7 +449,9 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
     for i in range(table_offsets.shape[0] - 1):
         widest = max(widest, table_offsets[i + 1] - table_offsets[i])
     cap = 2 * text.shape[0] + extra.shape[0] + m * (600 + 4 * widest) + 64
-    out = np.empty(cap, dtype=np.uint8)
+    out = getattr(_scratch, "buf", None)
+    if out is None or out.shape[0] < cap:          # kept: no fresh pages for every chunk
+        out = _scratch.buf = np.empty(cap + cap // 4, dtype=np.uint8)
     cdef uint8_t[::1] o = out
     cdef char* start = <char*>&o[0]
     cdef char* p = start
@@ -499,4 +514,4 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
             for j in range(4):
                 p = put_opt_float(key(p, csv, cube_keys[j]), cube[i, j], 6, csv)
             p = put(p, ",\n" if csv else "}\n")
-    return out[:p - start].tobytes()
+    return bytes(out[:p - start])

@@ -163,17 +163,18 @@ class AnalysisSettings:
     seed: int = 1
 
 
-def _epc_array(boards: np.ndarray) -> np.ndarray:
+def _epc_array(boards: np.ndarray, home=None) -> np.ndarray:
     """EPCs ``float64[n, 2]`` (on roll, opponent) of ``uint8[n, 2, 25]``
     boards from the 6-point one-sided database, in one vectorised look-up,
     rounded to 3 decimals (NaN for a side with a checker outside its home
-    board)."""
+    board; ``home``: which sides are all home, ``bool[n, 2]`` on roll,
+    opponent, if known)."""
     from . import bearoff
 
     out = np.full((len(boards), 2), np.nan)
     if not len(boards):
         return out
-    home = boards[:, :, 6:].sum(axis=2) == 0          # [n, side]
+    home = boards[:, :, 6:].sum(axis=2) == 0 if home is None else home[:, ::-1]   # [n, row]
     rows, sides = np.nonzero(home)
     if rows.size:
         vals = bearoff.default_one_sided().epc(boards[rows, sides, :6].astype(np.int64))
@@ -528,9 +529,9 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
 
 
-def _chunk_text(chunk, job) -> tuple[str, int, int]:
+def _chunk_text(chunk, job) -> tuple[bytes, int, int]:
     """Worker entry: ``(first line number, raw lines)`` -> (the rows as
-    text, rows, error rows).  The common line forms are analysed in arrays
+    UTF-8 text, rows, error rows).  The common line forms are analysed in arrays
     (one scan, one evaluation, the cube decisions of each cube context in
     one go, the rows written by the kernel); other lines, bad lines and
     rollouts take the one-record path, with the same rows."""
@@ -625,13 +626,13 @@ def _chunk_text(chunk, job) -> tuple[str, int, int]:
         errors += "error" in row
         extra[i] = format_row(row, fmt)
     epc = np.full((m, 2), np.nan)
-    epc[fast] = _epc_array(boards[fast])
+    epc[fast] = _epc_array(boards[fast], sc["home"][fast])
     ebytes, eoffs = _blob(extra, m)
     tbytes, toffs = table.arrays()
     out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
                         offs, entries, tbytes, toffs, dice, pips, epc,
                         settings.ply, probs, equity(probs), cube, ebytes, eoffs)
-    return out.decode("utf-8"), m, errors
+    return out, m, errors
 
 
 def _plays_text(fields: dict, fmt: str) -> str:
@@ -728,6 +729,17 @@ class _Writer:
         self.f.write(text)
         self.f.flush()
 
+    def write_bytes(self, data: bytes) -> None:
+        """Whole rows as UTF-8, in one write, flushed (straight to the
+        byte stream under a UTF-8 text file)."""
+        raw = getattr(self.f, "buffer", None)
+        if raw is not None and str(getattr(self.f, "encoding", "")).lower() in ("utf-8", "utf8"):
+            self.f.flush()
+            raw.write(data)
+            raw.flush()
+        else:
+            self.write_text(data.decode("utf-8"))
+
     def close(self):
         if self.close_it:
             self.f.close()
@@ -823,7 +835,7 @@ def _line_chunks(lines: Iterable[str], start_after: int, size: int,
 
 def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
         settings: AnalysisSettings = AnalysisSettings(), jobs: int = 1, backend: str = "local",
-        address: str | None = None, resume: bool = False, chunk_size: int = 4096,
+        address: str | None = None, resume: bool = False, chunk_size: int = 16384,
         stream=None, progress=None) -> dict:
     """Analyse ``lines``; write rows to ``output`` (or ``stream``) in input order.
 
@@ -844,7 +856,7 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
         for text, n, bad in _ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
                                          (settings, fmt), jobs, backend, address):
             if n:
-                writer.write_text(text)
+                writer.write_bytes(text)
             rows += n
             errors += bad
             if progress is not None:
