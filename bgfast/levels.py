@@ -133,25 +133,28 @@ def get_level(name: str) -> Level:
 def pick_result(level: Level, results, seed: int = 0) -> int:
     """Index of the play ``level`` makes among the candidate results
     ``uint8[N, 2, 25]`` of one roll: 0-ply with its noise, then its
-    look-ahead on the best plays (the kernel's move filters: the best 8
-    within 0.16 at 0-ply, then the best 3 within 0.06 at 1-ply)."""
+    look-ahead on the best plays (the kernel's move filters,
+    :func:`bgfast._net.move_filters`: the best 8 within 0.16 at 0-ply, then
+    the best 5 within 0.10 at 1-ply)."""
+    from . import _net
     from .evaluate import equity
 
+    (n0, w0), (n1, w1) = _net.move_filters()
     net = level.net
     r = np.ascontiguousarray(results, dtype=np.uint8)
     eq = -equity(net.evaluate_batch(r))
     if level.noise > 0:
         eq = eq + level.noise * np.random.default_rng(seed).standard_normal(len(eq))
-    keep = np.argsort(-eq, kind="stable")[:8]
-    keep = keep[eq[keep] >= eq[keep[0]] - 0.16]
+    keep = np.argsort(-eq, kind="stable")[:n0]
+    keep = keep[eq[keep] >= eq[keep[0]] - w0]
     for lev in range(1, level.plies + 1):
         if len(keep) == 1:
             break
         eq[keep] = -equity(net.evaluate_plies(r[keep], lev))
         keep = keep[np.argsort(-eq[keep], kind="stable")]
         if lev < level.plies:
-            keep = keep[:3]
-            keep = keep[eq[keep] >= eq[keep[0]] - 0.06]
+            keep = keep[:n1]
+            keep = keep[eq[keep] >= eq[keep[0]] - w1]
     return int(keep[0])
 
 

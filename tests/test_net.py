@@ -260,11 +260,12 @@ def test_level_players_finish_a_game(name):
     assert g.phase.name == "OVER"
 
 
-def test_level_player_pick_matches_kernel(boards):
+@pytest.mark.parametrize("name", ["hard", "expert"])
+def test_level_player_pick_matches_kernel(boards, name):
     """The Python move choice of a level (terminal game) equals the kernel's (duels)."""
     from bgfast.levels import pick_result
 
-    lev = get_level("hard")
+    lev = get_level(name)
     rng = np.random.default_rng(9)
     for i in rng.choice(len(boards), size=5, replace=False):
         d = rng.integers(1, 7, size=2).astype(np.int64)
@@ -274,6 +275,28 @@ def test_level_player_pick_matches_kernel(boards):
         j = pick_result(lev, res)
         _, k = lev.choose_boards(boards[i][None], d[None])
         np.testing.assert_array_equal(res[j], k[0])
+
+
+def test_move_filters_can_be_set_and_restored(boards):
+    """The search's move filters: a 1-play filter makes 2-ply choose the 0-ply best play."""
+    saved = _net.move_filters()
+    (n0, w0), (n1, w1) = saved
+    assert 1 <= n1 <= n0 <= 16 and 0 < w1 <= w0
+    with pytest.raises(ValueError):
+        _net.set_move_filters(0, 0.1, 3, 0.1)
+    with pytest.raises(ValueError):
+        _net.set_move_filters(8, -1.0, 3, 0.1)
+    assert _net.move_filters() == saved
+    n = netmod.default_net()
+    b = np.ascontiguousarray(boards[:40])
+    d = np.ascontiguousarray(np.tile([[6, 2]], (len(b), 1)).astype(np.int64))
+    try:
+        _net.set_move_filters(1, 0.0, 1, 0.0)
+        assert _net.move_filters() == ((1, 0.0), (1, 0.0))
+        np.testing.assert_array_equal(n.choose(b, d, plies=2)[1], n.choose(b, d, plies=0)[1])
+    finally:
+        _net.set_move_filters(n0, w0, n1, w1)
+    assert _net.move_filters() == saved
 
 
 def test_supervised_phase_is_deterministic_and_moves_towards_targets(tmp_path):
