@@ -2,10 +2,11 @@
 
     python bench/compare_bearoff.py [--quick] [--repeat 3] [--threads N]
 
-For each size the script times ``makebearoff`` (once; it is slow) and the
-bgfast build on one thread and on ``--threads`` (default all cores; median
-of ``--repeat`` runs each), all writing their file to a temporary
-directory, and prints the times and the ratios.  Sizes: one-sided
+For each size the script times ``makebearoff`` (median of ``--repeat``
+runs, one run for the slow 8-point and 6x7 builds) and the bgfast build on
+one thread and on ``--threads`` (default all cores; median of ``--repeat``
+runs each), all writing their file to a temporary directory, and prints
+the times and the ratios.  Sizes: one-sided
 6 and 8 points (15 checkers), two-sided 6x6 and 6x7 cubeless, and 6x6 with
 cubeful equities.  ``--quick`` skips the two slow makebearoff runs (8 points,
 6x7).  Without makebearoff (Debian's gnubg package) only bgfast is timed.
@@ -25,13 +26,17 @@ import bgfast.bearoff as bo
 MAKEBEAROFF = shutil.which("makebearoff") or "/usr/games/makebearoff"
 
 
-def time_makebearoff(args, out):
+def time_makebearoff(args, out, repeat=1):
+    """Median wall time of ``repeat`` makebearoff runs (None without it)."""
     if not os.path.exists(MAKEBEAROFF):
         return None
-    t = time.perf_counter()
-    subprocess.run([MAKEBEAROFF, *args, "-f", out], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run([MAKEBEAROFF, *args, "-f", out], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
 
 
 def time_bgfast(fn, repeat):
@@ -46,7 +51,7 @@ def time_bgfast(fn, repeat):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads of the second bgfast column (default: all cores)")
     a = ap.parse_args()
@@ -61,12 +66,14 @@ def main():
         ("two-sided 6x6 cubeful", ["-t", "6x6"],
          lambda p, t: bo.build_two_sided(6, p, cubeful=True, threads=t), False),
     ]
-    print(f"bgfast: median of {a.repeat} builds, file written; makebearoff: one build")
+    print(f"bgfast: median of {a.repeat} builds, file written; makebearoff: median of "
+          f"{a.repeat} builds (one for 8 points and 6x7)")
     print(f"{'build':<26}{'makebearoff s':>14}{'1 thread s':>12}{'ratio':>9}"
           f"{f'{a.threads} threads s':>14}{'ratio':>9}")
     try:
         for name, margs, fn, slow in cases:
-            gt = None if (slow and a.quick) else time_makebearoff(margs, os.path.join(tmp, "gnubg.bd"))
+            gt = None if (slow and a.quick) else time_makebearoff(
+                margs, os.path.join(tmp, "gnubg.bd"), 1 if slow else a.repeat)
             out = os.path.join(tmp, "bgfast.bgb")
             cols = f"{gt:14.2f}" if gt else f"{'-':>14}"
             for i, th in enumerate((1, a.threads)):
