@@ -1,6 +1,6 @@
 """bgfast bear-off builds side by side with gnubg's ``makebearoff``, in one run.
 
-    python bench/compare_bearoff.py [--quick] [--repeat 3] [--threads N]
+    python bench/compare_bearoff.py [--quick] [--repeat 5] [--threads N]
 
 For each size the script times ``makebearoff`` (median of ``--repeat``
 runs, one run for the slow 8-point and 6x7 builds) and the bgfast build on
