@@ -470,8 +470,8 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     time, match rows all at once, each at its own score and cube.  Returns
     the rows whose context is not possible (for the one-record path, which
     names the error)."""
-    from .cube import (_OWNER_CODES, ACTIONS, MoneyRules, _check_match, _match_rows, _state,
-                       cube_decisions)
+    from .cube import (_OWNER_CODES, ACTIONS, MoneyRules, _check_match, _clip_probs, _match_rows,
+                       _probs_checks, _state, cube_decisions)
     from .met import MatchScore, get_table
 
     texts = np.asarray([[table(a.text(redouble)) for a in ACTIONS] for redouble in (False, True)],
@@ -516,12 +516,20 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
             continue
         match_ctx[c] = params
     if match_ctx:
-        mine = np.flatnonzero(np.isin(ctx, list(match_ctx)))
         params = np.zeros((len(contexts), 5), dtype=np.int64)
+        is_match = np.zeros(len(contexts), dtype=bool)
         for c, values in match_ctx.items():
             params[c] = values
+            is_match[c] = True
+        mine = np.flatnonzero(is_match[ctx])
+        p = probs[rows[mine]]
+        finite, win_ok, lose_ok = _probs_checks(p)      # as cube_decision checks them
+        ok = finite & win_ok & lose_ok
+        if not ok.all():
+            bad.append(rows[mine[~ok]])
+            mine, p = mine[ok], p[ok]
         a, b, state, cube, owner = params[ctx[mine]].T
-        res = _match_rows(probs[rows[mine]], a, b, state, cube, owner, eff[mine], nd[rows[mine]],
+        res = _match_rows(_clip_probs(p), a, b, state, cube, owner, eff[mine], nd[rows[mine]],
                           get_table(None))
         columns = (res["no_double"], res["double_take"], res["double_pass"],
                    res["take_point_live"])
@@ -837,6 +845,7 @@ def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, 
     finally:
         if frozen:
             gc.unfreeze()
+        _release_slots(slots)
 
 
 #: Shared memory the forked workers write their rows into: a pipe carries a
@@ -847,14 +856,24 @@ _SLOTS: list = []
 
 def _shared_slots(count: int):
     """``count`` anonymous shared buffers that workers forked from now on
-    share with this process (None where processes are not forked)."""
+    share with this process (None where processes are not forked, or while
+    another pool holds them); :func:`_release_slots` unmaps them."""
     import mmap
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if "fork" not in multiprocessing.get_all_start_methods() or _SLOTS:
         return None
-    while len(_SLOTS) < count:
-        _SLOTS.append(mmap.mmap(-1, _SLOT_BYTES))       # MAP_SHARED | MAP_ANONYMOUS
+    _SLOTS.extend(mmap.mmap(-1, _SLOT_BYTES) for _ in range(count))   # MAP_SHARED | MAP_ANONYMOUS
     return _SLOTS
+
+
+def _release_slots(slots) -> None:
+    if slots is not None:
+        for m in slots:
+            try:
+                m.close()
+            except BufferError:      # a view of the last rows is still held: unmapped with it
+                pass
+        slots.clear()
 
 
 def _in_slot(fn, chunk, settings, slot: int):
