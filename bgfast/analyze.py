@@ -530,7 +530,7 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
             mine, p = mine[ok], p[ok]
         a, b, state, cube, owner = params[ctx[mine]].T
         res = _match_rows(_clip_probs(p), a, b, state, cube, owner, eff[mine], nd[rows[mine]],
-                          get_table(None))
+                          get_table(None), details=False)
         columns = (res["no_double"], res["double_take"], res["double_pass"],
                    res["take_point_live"])
         out_cube[rows[mine]] = np.stack(columns, axis=1)
@@ -590,7 +590,10 @@ def _chunk_text(chunk, job) -> tuple[bytes, int, int]:
     nd = np.full((m, 3), np.nan)
     exact = np.zeros(m, dtype=bool)
     live = fast[classes[fast] != PositionClass.OVER]
-    probs[live], exact[live], nd[live] = _evaluate_chunk(boards[live], classes[live], settings)
+    if live.size == m:                     # every line read here and none finished: no copies
+        probs, exact, nd = _evaluate_chunk(boards, classes, settings)
+    else:
+        probs[live], exact[live], nd[live] = _evaluate_chunk(boards[live], classes[live], settings)
     table = _Table(fmt)
     entries = np.zeros((m, 4), dtype=np.int32)
     class_codes = np.asarray([table(c.name.lower()) for c in PositionClass], dtype=np.int32)

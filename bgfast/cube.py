@@ -828,12 +828,13 @@ def _check_match(match, cube: int, owner: str, met) -> MatchEquityTable:
 
 
 def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarray,
-                exact: np.ndarray | None, table: MatchEquityTable) -> dict:
+                exact: np.ndarray | None, table: MatchEquityTable, details: bool = True) -> dict:
     """Match cube decisions of rows each at its own score and cube (checked
     by :func:`_check_match`): ``a``/``b`` away, ``state`` (``_PRE``,
     ``_POST``, ``_CRAWFORD``), ``cube`` and ``owner`` codes, one per row or
     shared.  Returns arrays: the fields of :class:`CubeDecisions` (take and
-    cash points NaN in the Crawford game) and ``redouble``."""
+    cash points NaN in the Crawford game) and ``redouble``; without
+    ``details`` only the equities, the action and the live take point."""
     n = p.shape[0]
     if n == 0:                      # the model needs a row; the results are sliced to none
         first = [np.asarray(v).reshape(-1)[:1] if np.size(v) else np.zeros(1, dtype=np.int64)
@@ -876,17 +877,20 @@ def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarr
     crawford = model.state == _CRAWFORD
     can_double = ~crawford & (owner != _OWNER_CODES["opp"]) & model.can_double_me(0)
     cp_live = np.where(crawford, np.nan, model.cp_me(0))
-    cp_dead = np.where(crawford, np.nan, model.dead_cp_me(0))
-    dead_mwc = model.dead(0)
-    return {
-        "efficiency": np.array(np.broadcast_to(x_nd, (n,))), "cubeless_equity": norm(dead_mwc),
-        "no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
-        "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
-        "take_point_live": 1.0 - cp_live, "cash_point_live": cp_live, "cash_point_dead": cp_dead,
-        "gammon_price": model.gammon_prices(0), "gammon_price_after_double": model.gammon_prices(1),
-        "cubeless_mwc": dead_mwc, "mwc_no_double": m_nd, "mwc_double_take": m_dt,
-        "mwc_double_pass": m_dp,
-    }
+    out = {"no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
+           "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
+           "take_point_live": 1.0 - cp_live}
+    if details:
+        dead_mwc = model.dead(0)
+        out.update({
+            "efficiency": np.array(np.broadcast_to(x_nd, (n,))),
+            "cubeless_equity": norm(dead_mwc), "cash_point_live": cp_live,
+            "cash_point_dead": np.where(crawford, np.nan, model.dead_cp_me(0)),
+            "gammon_price": model.gammon_prices(0),
+            "gammon_price_after_double": model.gammon_prices(1),
+            "cubeless_mwc": dead_mwc, "mwc_no_double": m_nd, "mwc_double_take": m_dt,
+            "mwc_double_pass": m_dp})
+    return out
 
 
 def _check_efficiency(x: np.ndarray, given) -> None:
