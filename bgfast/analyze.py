@@ -14,9 +14,15 @@ A Match ID or XGID that holds rolled dice asks for the checker play; one
 without dice asks for the cube decision at its score and cube.
 
 Output rows (CSV or JSON Lines) carry the input line number, so ``--resume``
-continues an interrupted run without redoing or duplicating rows.  Each row
-is written with one ``write`` and flushed; a torn last row (a crash in the
-middle of a write) is cut off when the run resumes.
+continues an interrupted run without redoing or duplicating rows.  The rows
+of a block of input are written with one ``write`` and flushed; a torn last
+row (a crash in the middle of a write) is cut off when the run resumes.
+
+A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
+kernels scan the lines and write the rows, one batch evaluation, the cube
+decisions of the block in :mod:`bgfast.cube`'s array model); lines of other
+forms, bad lines and rollouts take the one-record path
+(:func:`analyze_record`), which gives the same rows.
 """
 from __future__ import annotations
 
@@ -213,36 +219,6 @@ def _probabilities(positions: list, settings: AnalysisSettings):
     return out
 
 
-def _decode_ids(chunk) -> dict:
-    """{Position ID: Position} for the lines of a chunk that start with a
-    plain Position ID, decoded in one batch ({} if one of them is bad: the
-    lines are then parsed one by one, which names the bad one)."""
-    ids = set()
-    for _number, text in chunk:
-        head = text.split(None, 1)[0] if text else ""
-        if len(head) == 14 and ":" not in head and not head.upper().startswith("XGID="):
-            ids.add(head)
-    ids = sorted(ids)
-    try:
-        return dict(zip(ids, Position.from_position_ids(ids)))
-    except BgfastError:
-        return {}
-
-
-def _rank_batch(records: list, settings: AnalysisSettings) -> dict:
-    """{id(record): its top plays} for records with a roll, ranked in one
-    batch (one move generation and one evaluation for the whole chunk)."""
-    from .evaluate import rank_plays_batch
-
-    if not records:
-        return {}
-    boards = np.stack([r.position.board for r in records])
-    batch = rank_plays_batch(boards, [r.dice for r in records], plies=settings.ply,
-                             evaluator=settings.evaluator)
-    top = max(1, settings.top)
-    return {id(r): batch.ranked(i, r.position, top) for i, r in enumerate(records)}
-
-
 def decide_cube(pos: Position, ctx: Context, probs, exact=None):
     """The :class:`bgfast.cube.CubeDecision` of the player on roll in ``pos``
     at ``ctx`` from its cubeless ``probs`` (``exact``: a two-sided bear-off
@@ -328,35 +304,6 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
         res = rollout(pos, games=settings.rollout_games, seed=settings.seed)
         row["rollout"] = res.to_dict()
     return row
-
-
-def _analyze_chunk(chunk, settings: AnalysisSettings) -> list[dict]:
-    """Worker entry: [(line, text)] -> rows (bad lines become error rows)."""
-    parsed = []
-    known = _decode_ids(chunk)
-    for number, text in chunk:
-        try:
-            parsed.append(parse_record(text, number, known))
-        except BgfastError as exc:
-            parsed.append({"line": number, "input": text, "error": str(exc)})
-    records = [r for r in parsed if isinstance(r, Record)]
-    evaluations = dict(zip((id(r) for r in records),
-                           _probabilities([r.position for r in records], settings)))
-    ranked = _rank_batch([r for r in records if r.dice
-                          and r.position.classify() != PositionClass.OVER], settings)
-    epcs = dict(zip((id(r) for r in records),
-                    _epcs(np.stack([r.position.board for r in records])) if records else []))
-    rows = []
-    for item in parsed:
-        if isinstance(item, dict):
-            rows.append(item)
-            continue
-        try:
-            rows.append(analyze_record(item, settings, evaluations[id(item)],
-                                       ranked.get(id(item)), epcs[id(item)]))
-        except BgfastError as exc:
-            rows.append({"line": item.line, "input": item.text, "error": str(exc)})
-    return rows
 
 
 # ---------------------------------------------------------------------------
