@@ -401,6 +401,22 @@ def _mwc_cache(met: MatchEquityTable):
     return entry[1]
 
 
+def _per_model(method):
+    """Remember a :class:`_MatchModel` method's results per model and arguments."""
+    name = method.__name__
+
+    def remembered(self, *args):
+        key = (name,) + args
+        memo = self._memo
+        if key not in memo:
+            memo[key] = method(self, *args)
+        return memo[key]
+
+    remembered.__name__ = name
+    remembered.__doc__ = method.__doc__
+    return remembered
+
+
 class _MatchModel:
     """MWC arithmetic for rows of probabilities, each row at its own match
     score and cube (``a``/``b`` away, ``state`` pre-Crawford, post-Crawford
@@ -423,10 +439,10 @@ class _MatchModel:
         self.of_row = self.of_row.reshape(-1)
         self.ctx = [v[first] for v in (self.a, self.b, self.state, self.cube)]   # distinct
         self.mwc = _mwc_cache(met)
-        for name in ("M", "W", "L", "dead", "cp_me", "tp_me", "level"):
-            setattr(self, name, lru_cache(maxsize=None)(getattr(self, "_" + name)))
+        self._memo: dict = {}
 
-    def _level(self, j: int) -> np.ndarray:
+    @_per_model
+    def level(self, j: int) -> np.ndarray:
         """``[side, k - 1, context]``: the MWCs after I (side 0) or the
         opponent (side 1) win k = 1, 2, 3 times the cube at level j, for
         each distinct score and cube."""
@@ -437,7 +453,8 @@ class _MatchModel:
         st = np.broadcast_to(state, a2.shape)
         return _mwc_after(self.mwc, a2.ravel(), b2.ravel(), st.ravel()).reshape(2, 3, -1)
 
-    def _M(self, k: int, j: int, side: int) -> np.ndarray:
+    @_per_model
+    def M(self, k: int, j: int, side: int) -> np.ndarray:
         """My MWC after I (side 0) or the opponent (side 1) win ``k`` times the cube at level j."""
         return self.level(j)[side, k - 1][self.of_row]
 
@@ -447,13 +464,16 @@ class _MatchModel:
             avg = sum(q * v for q, v in zip(parts, vals)) / s
         return np.where(s <= 1e-12, vals[0], avg)
 
-    def _W(self, j: int) -> np.ndarray:
+    @_per_model
+    def W(self, j: int) -> np.ndarray:
         return self._average(self.win, [self.M(k, j, 0) for k in (1, 2, 3)])
 
-    def _L(self, j: int) -> np.ndarray:
+    @_per_model
+    def L(self, j: int) -> np.ndarray:
         return self._average(self.lose, [self.M(k, j, 1) for k in (1, 2, 3)])
 
-    def _dead(self, j: int) -> np.ndarray:
+    @_per_model
+    def dead(self, j: int) -> np.ndarray:
         return (sum(q * self.M(k, j, 0) for q, k in zip(self.win, (1, 2, 3)))
                 + sum(q * self.M(k, j, 1) for q, k in zip(self.lose, (1, 2, 3))))
 
@@ -469,7 +489,8 @@ class _MatchModel:
         lo = self.L(j + 1)
         return _ratio(mwc - lo, self.W(j + 1) - lo)
 
-    def _cp_me(self, j: int) -> np.ndarray:
+    @_per_model
+    def cp_me(self, j: int) -> np.ndarray:
         """My winning chance at which the opponent's take of my double at level j breaks even."""
         plain = self.dead_cp_me(j)
         redoubles = self.can_double_opp(j + 1)
@@ -481,7 +502,8 @@ class _MatchModel:
         cashes = tp2 + (1.0 - tp2) * _ratio(self.M(1, j, 0) - lose2, self.W(j + 1) - lose2)
         return np.where(redoubles, cashes, plain)
 
-    def _tp_me(self, j: int) -> np.ndarray:
+    @_per_model
+    def tp_me(self, j: int) -> np.ndarray:
         """My take point (my winning chance) when the opponent doubles at level j."""
         pas = self.M(1, j, 1)
         plain = self._break_even(j, pas)
