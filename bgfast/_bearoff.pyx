@@ -159,21 +159,27 @@ cdef inline bint _all_home(const uint8_t* c, int P) noexcept nogil:
     return True
 
 
+cdef inline int _highest(const uint8_t* c, int P) noexcept nogil:
+    """The highest occupied point (1-based; 0 for no checker)."""
+    cdef int p
+    for p in range(P, 0, -1):
+        if c[p - 1]:
+            return p
+    return 0
+
+
+cdef inline bint _may_move(int p, int d, bint home, int hi) noexcept nogil:
+    """RULES.md "Bearing off": a checker on point p (1-based) moves d pips if
+    it lands on the board, or bears off with all checkers home, by the exact
+    die or, with a larger die, from the highest occupied point hi."""
+    return p > d or (home and (p == d or p == hi))
+
+
 cdef inline bint _can_move(const uint8_t* c, int P, int p, int d) noexcept nogil:
     """Can a checker on point p+1 move d pips (or bear off)?"""
-    cdef int q
     if c[p] == 0:
         return False
-    if p + 1 > d:
-        return True
-    if not _all_home(c, P):
-        return False
-    if p + 1 == d:
-        return True
-    for q in range(p + 1, P):       # larger die: only from the highest point
-        if c[q]:
-            return False
-    return True
+    return p + 1 > d or _may_move(p + 1, d, _all_home(c, P), _highest(c, P))
 
 
 cdef inline void _do(uint8_t* c, int p, int d) noexcept nogil:
@@ -465,7 +471,7 @@ cdef struct _OneSided:
     float* dist_g
     double* mean_r
     double* mean_g      # mean_g[-1] == 0: "a checker is off"
-    int32_t* hk         # [2, 3, 6, R]: the best result after 1..3 moves of die d
+    int32_t* hk         # ring [R][2][3][6] (see _h): the best result after 1..3 moves of die d
     double* lost
 
 
@@ -501,20 +507,18 @@ cdef void _pos_moves(_OneSided* x, int64_t i, int32_t* mvl, int32_t* nm) noexcep
     terms (see ``_rank_terms``): moving one checker from point p to q
     changes the terms of points q..p only, bearing it off those of 1..p and
     the checker count."""
-    cdef int P = x.P, d, p, q, n, hi = 0
+    cdef int P = x.P, d, p, q, n
     cdef const uint8_t* c = x.cnt + i * P
     cdef int m[MAXP + 2]
     cdef int64_t S[MAXP + 1]
     cdef int64_t r0 = x.perm[i], delta
     cdef const int64_t* T = x.T
-    cdef bint home
+    cdef int hi = _highest(c, P)
+    cdef bint home = hi <= 6
     m[P + 1] = 0
     for p in range(P, 0, -1):
         m[p] = m[p + 1] + c[p - 1]
-        if hi == 0 and c[p - 1]:
-            hi = p
     n = m[1]
-    home = hi <= 6
     # S[p] = the sum over points 1..p of the change of their term when one
     # more checker lies below them (m - 1)
     S[0] = 0
@@ -525,7 +529,7 @@ cdef void _pos_moves(_OneSided* x, int64_t i, int32_t* mvl, int32_t* nm) noexcep
     for d in range(1, 7):
         nm[d - 1] = 0
         for p in range(P, 0, -1):
-            if c[p - 1] == 0:
+            if c[p - 1] == 0 or not _may_move(p, d, home, hi):
                 continue
             # the checker leaves p: its term with one checker fewer
             delta = T[_ti(p, m[p] - 1, c[p - 1] - 1)] - T[_ti(p, m[p], c[p - 1])]
@@ -533,10 +537,8 @@ cdef void _pos_moves(_OneSided* x, int64_t i, int32_t* mvl, int32_t* nm) noexcep
                 q = p - d
                 delta += (T[_ti(q, m[q], c[q - 1] + 1)] - T[_ti(q, m[q], c[q - 1])]
                           + S[p - 1] - S[q])
-            elif home and (p == d or p == hi):
+            else:           # borne off
                 delta += x.K[n - 1] - x.K[n] + S[p - 1]
-            else:
-                continue
             mvl[(d - 1) * MAXP + nm[d - 1]] = x.inv[r0 + delta]
             nm[d - 1] += 1
 
@@ -576,12 +578,10 @@ cdef void _pos_roll(_OneSided* x, int64_t i, int r, const int32_t* mvl,
     checkers)."""
     cdef int ni = x.nchk[i], o, a, bb, lev, s
     cdef bint full = ni == x.C
-    cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
-    cdef double best_r = 1e300, best_g = 1e300, v
+    cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647
+    cdef double best_r = 1e300, best_g = 1e300
     cdef int64_t y
     cdef const int32_t* mvs
-    cdef const int32_t* hr
-    cdef const int32_t* hg
     lev = 2 if ROLL_D1[r] == ROLL_D2[r] else 0
     for o in range(1 if ROLL_D1[r] == ROLL_D2[r] else 2):
         a = ROLL_D1[r] if o == 0 else ROLL_D2[r]
@@ -683,7 +683,7 @@ cdef void _pos_h(_OneSided* x, int64_t i, int d, int lev, const int32_t* mvl,
     cdef bint full = ni == x.C
     cdef const int32_t* mvs = mvl + (d - 1) * MAXP
     cdef int nmoves = nm[d - 1]
-    cdef double best_r = 1e300, best_g = 1e300, v
+    cdef double best_r = 1e300, best_g = 1e300
     cdef int32_t kbest_r = 2147483647, kbest_g = 2147483647, hk
     cdef int64_t y
     if lev == 0:
@@ -719,7 +719,7 @@ cdef void _pos_solve(_OneSided* x, int64_t q) noexcept nogil:
     cdef int32_t mv[6 * MAXP]
     cdef int32_t nm[6]
     cdef int32_t kk[42]
-    cdef int r, d, lev, s
+    cdef int r, d, s
     cdef const int32_t* e
     _pos_moves(x, q, mv, nm)
     for d in range(6):

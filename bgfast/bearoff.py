@@ -648,7 +648,7 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
             f"{need / 2**30:.1f} GiB of memory to build; {avail / 2**30:.1f} GiB available")
     if not 8 <= window <= 64:
         raise InvalidPositionError("window must be 8..64")
-    state, start, saver = None, 0, None
+    state, start, saver, partial = None, 0, None, None
     if path is not None:
         partial = Path(str(path) + ".partial")
         if resume:
@@ -662,8 +662,22 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
     if path is not None:
         table.save(path)
         table.path = str(path)
-        Path(str(path) + ".partial").unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
     return table
+
+
+def _new_sparse_file(partial: Path, head: bytes, data_size: int, what: str) -> None:
+    """Create ``partial``: ``head`` and ``data_size`` bytes of (sparse) zeros.
+    The data is only written later, so refuse now, naming ``what`` needs the
+    space, when the disk cannot hold it (rather than fail half-way: a full
+    disk is a SIGBUS on a mapping)."""
+    free = shutil.disk_usage(partial.parent if str(partial.parent) else ".").free
+    if free < HEADER_SIZE + data_size:
+        raise DatabaseError(f"{what} needs {data_size / 2**30:.1f} GiB of disk, "
+                            f"only {free / 2**30:.1f} GiB are free there")
+    with builtins_open(partial, "wb") as f:
+        f.write(head)
+        f.truncate(HEADER_SIZE + data_size)
 
 
 class _OneSidedCheckpoints:
@@ -688,14 +702,8 @@ class _OneSidedCheckpoints:
         if time.monotonic() - self.last < self.seconds:
             return
         if not self.exists:
-            free = shutil.disk_usage(self.partial.parent).free
-            if free < HEADER_SIZE + self.size:
-                raise DatabaseError(f"{self.partial}: the build state needs "
-                                    f"{self.size / 2**30:.1f} GiB of disk, only "
-                                    f"{free / 2**30:.1f} GiB are free there")
-            with builtins_open(self.partial, "wb") as f:
-                f.write(self._header(0))
-                f.truncate(HEADER_SIZE + self.size)
+            _new_sparse_file(self.partial, self._header(0), self.size,
+                             f"{self.partial}: the build state")
             self.exists = True
         fd = os.open(self.partial, os.O_RDWR)
         try:
@@ -964,15 +972,7 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
             else:
                 partial.unlink()
         if start == 0:
-            # the file is sparse until solved: refuse now rather than fail
-            # (SIGBUS on the mapping) when the disk fills up half-way
-            free = shutil.disk_usage(partial.parent if str(partial.parent) else ".").free
-            if free < HEADER_SIZE + data_size:
-                raise DatabaseError(f"{path}: the table needs {data_size / 2**30:.1f} GiB of disk, "
-                                    f"only {free / 2**30:.1f} GiB are free there")
-            with builtins_open(partial, "wb") as f:
-                f.write(head)
-                f.truncate(HEADER_SIZE + data_size)
+            _new_sparse_file(partial, head, data_size, f"{path}: the table")
         fh = builtins_open(partial, "r+b")
         mm = mmap.mmap(fh.fileno(), HEADER_SIZE + data_size)
         fh.close()
