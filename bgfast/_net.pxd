@@ -22,6 +22,7 @@ cdef struct NetC:
     float* w1[2]                 # [NET_INPUTS, H]
     float* b1[2]                 # [H]
     float* w2[2]                 # [H, 5]
+    float* w2t[2]                # [5, H]: w2 transposed (rebuilt with T)
     float* b2[2]                 # [5]
     float* T[2]                  # [NET_SLOTS * 16, H]
 
