@@ -27,7 +27,9 @@ directives = {
 # -fno-trapping-math: floating-point operations are never relied on to trap,
 # so compares may be if-converted and loops such as the net's sigmoid
 # vectorise; no result changes (no reassociation, unlike -ffast-math).
-compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-fno-trapping-math"]
+# -ffp-contract=off: no fused multiply-adds, so a native build computes the
+# same numbers as the portable one.
+compile_args = (["-O0", "-g"] if DEBUG else ["-O3", "-fno-trapping-math"]) + ["-ffp-contract=off"]
 if os.environ.get("BGFAST_NATIVE", "") not in ("", "0"):
     compile_args.append("-march=native")   # faster, but only for this machine's CPU
 compile_args += ["-fopenmp"]

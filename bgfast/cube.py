@@ -27,18 +27,24 @@ GNU Backgammon manual):
 Equities are reported per unit of the current cube (double/pass is always
 +1), as gnubg does; in a match they are the MWC normalised between losing and
 winning the current cube value.
+
+The model itself (the live lines, the recursive take and cash points, the
+choice of action) is the kernel :mod:`bgfast._cube`, row by row; this
+module checks the inputs and shapes the results.  One position
+(:func:`cube_decision`) and many (:func:`cube_decisions`) go through the
+same kernel.
 """
 from __future__ import annotations
 
 import dataclasses
 import enum
-from functools import lru_cache
 from typing import Sequence
 
 import math
 
 import numpy as np
 
+from . import _cube as _k
 from .errors import BgfastError, InvalidCubeError, MissingTableError
 from .met import InvalidScoreError, MatchEquityTable, MatchScore, get_table
 
@@ -262,37 +268,6 @@ def cube_efficiency(position) -> float:
 # the live-cube model (arrays: one row per position, cube and score shared)
 # ---------------------------------------------------------------------------
 
-def _interp(p: np.ndarray, points) -> np.ndarray:
-    """Piecewise-linear interpolation at ``p`` through ``points`` ``(x, y)``
-    (each a number or a row array; sorted per row, as tuples, by x then y),
-    clamped at the ends."""
-    n = p.shape[0]
-    xs = np.stack([np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)) for x, _ in points])
-    ys = np.stack([np.broadcast_to(np.asarray(y, dtype=np.float64), (n,)) for _, y in points])
-    in_order = (xs[1:] > xs[:-1]) | ((xs[1:] == xs[:-1]) & (ys[1:] >= ys[:-1]))
-    if not in_order.all():                      # a stable sort would move some point
-        order = np.lexsort((ys, xs), axis=0)
-        xs = np.take_along_axis(xs, order, 0)
-        ys = np.take_along_axis(ys, order, 0)
-    out = ys[-1]
-    done = p <= xs[0]
-    out = np.where(done, ys[0], out)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
-            here = ~done & (p <= x1)
-            seg = np.where(x1 <= x0, y0, y0 + (y1 - y0) * (p - x0) / (x1 - x0))
-            out = np.where(here, seg, out)
-            done = done | here
-    return out
-
-
-def _ratio(num, den) -> np.ndarray:
-    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = _clip(num / den, 0.0, 1.0)
-    return np.where(den <= 1e-15, np.where(num > 0, 1.0, 0.0), r)
-
-
 def _averages(p: np.ndarray):
     """Average value of games won (W) and lost (L), money points per cube."""
     w, wg, wb, lg, lb = p.T
@@ -328,28 +303,19 @@ def money_take_points(probs, *, jacoby_centred: bool = False) -> dict:
     return {k: float(v[0]) for k, v in _take_points(_rows(probs), jacoby_centred).items()}
 
 
-def _money_cubeful(p: np.ndarray, owner: str, efficiency, jacoby: bool = False,
-                   averages=None) -> np.ndarray:
-    W, L = _averages(p) if averages is None else averages
-    tp = (L - 0.5) / (W + L + 0.5)
-    cp = (L + 1.0) / (W + L + 0.5)
-    if jacoby and owner == "centre":
-        # Gammons count only once the cube is turned.  Take and cash points
-        # (after a double) keep the gammons; the ends of the live line and
-        # the dead equity do not: a centred cube cannot win more than 1.
-        W = L = 1.0
-        dead = 2.0 * p[:, 0] - 1.0
-    else:
-        dead = _cubeless(p)
-    # in order of x (0 < tp < cp < 1)
-    points = [(0.0, -L)]
-    if owner in ("centre", "opp"):
-        points.append((tp, -1.0))
-    if owner in ("centre", "me"):
-        points.append((cp, 1.0))
-    points.append((1.0, W))
-    live = _interp(p[:, 0], points)
-    return efficiency * live + (1.0 - efficiency) * dead
+def _per_row(v, n: int, dtype) -> np.ndarray:
+    """``v`` (one value, or one per row) as a contiguous ``dtype[n]`` array for the kernel."""
+    arr = np.asarray(v, dtype=dtype)
+    if arr.ndim == 0:
+        return np.full(n, arr, dtype=dtype)
+    return np.ascontiguousarray(np.broadcast_to(arr, (n,)))
+
+
+def _money_cubeful(p: np.ndarray, owner: str, efficiency, jacoby: bool = False) -> np.ndarray:
+    """Janowski cubeful money equities of checked rows ``p`` (the kernel
+    :func:`bgfast._cube.money_cubeful`; ``efficiency`` a number or one per row)."""
+    return _k.money_cubeful(np.ascontiguousarray(p, dtype=np.float64), _OWNER_CODES[owner],
+                            _per_row(efficiency, p.shape[0], np.float64), bool(jacoby))
 
 
 def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool = False) -> float:
@@ -366,184 +332,16 @@ _PRE, _POST, _CRAWFORD = 0, 1, 2
 _OWNER_CODES = {"centre": 0, "me": 1, "opp": 2}
 
 
-def _mwc_after(mwc, a, b, state) -> np.ndarray:
-    """My MWCs at ``a``-away ``b``-away (int arrays, after this game's
-    points are taken off; <= 0: that side has won), the game having been
-    played at ``state``; ``mwc(a, b, post_crawford)`` reads the table."""
-    out = np.where(a <= 0, 1.0, np.where(b <= 0, 0.0, 0.5))
-    look = np.flatnonzero((a > 0) & (b > 0) & ~((a == 1) & (b == 1)))
-    if look.size:
-        # a side reaching 1-away from a pre-Crawford score starts the Crawford game
-        post = ((a[look] == 1) | (b[look] == 1)) & (state[look] != _PRE)
-        cells, where_ = np.unique((a[look] << 32) | (b[look] << 1) | post, return_inverse=True)
-        vals = np.array([mwc(c >> 32, (c & 0xFFFFFFFF) >> 1, bool(c & 1)) for c in cells.tolist()])
-        out[look] = vals[where_.reshape(-1)]
-    return out
-
-
-_MWC_CACHES: dict = {}
-
-
-def _mwc_cache(met: MatchEquityTable):
-    """``met.mwc`` as ``(a, b, post_crawford) -> float``, remembered per
-    process for the shipped kind of table (not for tables still being filled
-    in, e.g. by :func:`bgfast.met.generate`)."""
-    def read(a, b, post):
-        return met.mwc(a, b, post_crawford=post)
-
-    if type(met) is not MatchEquityTable:
-        return read
-    entry = _MWC_CACHES.get(id(met))
-    if entry is None or entry[0] is not met:
-        if len(_MWC_CACHES) > 16:
-            _MWC_CACHES.clear()
-        entry = _MWC_CACHES[id(met)] = (met, lru_cache(maxsize=None)(read))
-    return entry[1]
-
-
-def _per_model(method):
-    """Remember a :class:`_MatchModel` method's results per model and arguments."""
-    name = method.__name__
-
-    def remembered(self, *args):
-        key = (name,) + args
-        memo = self._memo
-        if key not in memo:
-            memo[key] = method(self, *args)
-        return memo[key]
-
-    remembered.__name__ = name
-    remembered.__doc__ = method.__doc__
-    return remembered
-
-
-class _MatchModel:
-    """MWC arithmetic for rows of probabilities, each row at its own match
-    score and cube (``a``/``b`` away, ``state`` pre-Crawford, post-Crawford
-    or Crawford, ``cube``: int arrays).  Cube levels are ``j`` (the cube at
-    ``cube * 2**j``); every quantity is an array with one entry per row, and
-    where rows differ in whether a side can double, both branches are
-    worked out and each row takes its own."""
-
-    def __init__(self, probs: np.ndarray, a, b, state, cube, met: MatchEquityTable):
-        n = probs.shape[0]
-        self.p = probs
-        self.a, self.b, self.state, self.cube = (
-            np.broadcast_to(np.asarray(v, dtype=np.int64), (n,)) for v in (a, b, state, cube))
-        self.met = met
-        w, wg, wb, lg, lb = probs.T
-        self.win = (w - wg, wg - wb, wb)  # single, gammon, backgammon
-        self.lose = (1 - w - lg, lg - lb, lb)
-        keys = ((self.a << 20 | self.b << 4 | self.state) << 32) | self.cube
-        keys, first, self.of_row = np.unique(keys, return_index=True, return_inverse=True)
-        self.of_row = self.of_row.reshape(-1)
-        self.ctx = [v[first] for v in (self.a, self.b, self.state, self.cube)]   # distinct
-        self.mwc = _mwc_cache(met)
-        self._memo: dict = {}
-
-    @_per_model
-    def level(self, j: int) -> np.ndarray:
-        """``[side, k - 1, context]``: the MWCs after I (side 0) or the
-        opponent (side 1) win k = 1, 2, 3 times the cube at level j, for
-        each distinct score and cube."""
-        a, b, state, cube = self.ctx
-        pts = np.arange(1, 4)[:, None] * (cube << j)[None, :]            # [k, context]
-        a2 = np.concatenate([a - pts, np.broadcast_to(a, pts.shape)])   # [side * k, context]
-        b2 = np.concatenate([np.broadcast_to(b, pts.shape), b - pts])
-        st = np.broadcast_to(state, a2.shape)
-        return _mwc_after(self.mwc, a2.ravel(), b2.ravel(), st.ravel()).reshape(2, 3, -1)
-
-    @_per_model
-    def M(self, k: int, j: int, side: int) -> np.ndarray:
-        """My MWC after I (side 0) or the opponent (side 1) win ``k`` times the cube at level j."""
-        return self.level(j)[side, k - 1][self.of_row]
-
-    def _average(self, parts, vals) -> np.ndarray:
-        s = sum(parts)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            avg = sum(q * v for q, v in zip(parts, vals)) / s
-        return np.where(s <= 1e-12, vals[0], avg)
-
-    @_per_model
-    def W(self, j: int) -> np.ndarray:
-        return self._average(self.win, [self.M(k, j, 0) for k in (1, 2, 3)])
-
-    @_per_model
-    def L(self, j: int) -> np.ndarray:
-        return self._average(self.lose, [self.M(k, j, 1) for k in (1, 2, 3)])
-
-    @_per_model
-    def dead(self, j: int) -> np.ndarray:
-        return (sum(q * self.M(k, j, 0) for q, k in zip(self.win, (1, 2, 3)))
-                + sum(q * self.M(k, j, 1) for q, k in zip(self.lose, (1, 2, 3))))
-
-    def can_double_me(self, j: int) -> np.ndarray:
-        return (self.state != _CRAWFORD) & ((self.cube << j) < self.a)
-
-    def can_double_opp(self, j: int) -> np.ndarray:
-        return (self.state != _CRAWFORD) & ((self.cube << j) < self.b)
-
-    def _break_even(self, j: int, mwc) -> np.ndarray:
-        """The winning chance at which ``mwc`` equals playing on at level
-        j + 1 with a dead cube (W and L of that level)."""
-        lo = self.L(j + 1)
-        return _ratio(mwc - lo, self.W(j + 1) - lo)
-
-    @_per_model
-    def cp_me(self, j: int) -> np.ndarray:
-        """My winning chance at which the opponent's take of my double at level j breaks even."""
-        plain = self.dead_cp_me(j)
-        redoubles = self.can_double_opp(j + 1)
-        if not redoubles.any():
-            return plain
-        # his wins are cashes: he redoubles at my take point one level up and I pass
-        tp2 = self.tp_me(j + 1)
-        lose2 = self.M(1, j + 1, 1)
-        cashes = tp2 + (1.0 - tp2) * _ratio(self.M(1, j, 0) - lose2, self.W(j + 1) - lose2)
-        return np.where(redoubles, cashes, plain)
-
-    @_per_model
-    def tp_me(self, j: int) -> np.ndarray:
-        """My take point (my winning chance) when the opponent doubles at level j."""
-        pas = self.M(1, j, 1)
-        plain = self._break_even(j, pas)
-        redoubles = self.can_double_me(j + 1)
-        if not redoubles.any():
-            return plain
-        lo = self.L(j + 1)
-        return np.where(redoubles, self.cp_me(j + 1) * _ratio(pas - lo, self.M(1, j + 1, 0) - lo),
-                        plain)
-
-    def dead_cp_me(self, j: int) -> np.ndarray:
-        return self._break_even(j, self.M(1, j, 0))
-
-    def live(self, j: int, owner: np.ndarray) -> np.ndarray:
-        """The live-cube MWC at level j, ``owner`` codes per row.  A cube
-        point a row does not have is replaced by a copy of another point of
-        that row, which gives exactly the interpolation without it."""
-        points = [(0.0, self.L(j))]
-        for use, point_x, value in (
-                ((owner != _OWNER_CODES["me"]) & self.can_double_opp(j), self.tp_me, (1, j, 1)),
-                ((owner != _OWNER_CODES["opp"]) & self.can_double_me(j), self.cp_me, (1, j, 0))):
-            if use.any():
-                last = points[-1]                 # (usually in order: 0 < tp < cp < 1)
-                points.append((np.where(use, point_x(j), last[0]),
-                               np.where(use, self.M(*value), last[1])))
-        points.append((1.0, self.W(j)))
-        return _interp(self.p[:, 0], points)
-
-    def cubeful(self, j: int, owner: np.ndarray, x) -> np.ndarray:
-        return x * self.live(j, owner) + (1.0 - x) * self.dead(j)
-
-    def gammon_prices(self, j: int) -> dict:
-        win1, win2, win3 = (self.M(k, j, 0) for k in (1, 2, 3))
-        lose1, lose2, lose3 = (self.M(k, j, 1) for k in (1, 2, 3))
-        span = win1 - lose1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            prices = {"me": (win2 - win1) / span, "opp": (lose1 - lose2) / span,
-                      "me_backgammon": (win3 - win2) / span,
-                      "opp_backgammon": (lose2 - lose3) / span}
-        return {k: np.where(span <= 0, 0.0, v) for k, v in prices.items()}
+def _match_model(p: np.ndarray, a, b, state, cube, owner, x_nd, x_dt,
+                 met: MatchEquityTable) -> dict:
+    """The kernel's match model (:func:`bgfast._cube.match_rows`) of checked
+    rows ``p``, each at its own score and cube (int arrays or numbers)."""
+    n = p.shape[0]
+    a, b, state, cube, owner = (_per_row(v, n, np.int64) for v in (a, b, state, cube, owner))
+    return _k.match_rows(np.ascontiguousarray(p, dtype=np.float64), a, b, state, cube, owner,
+                         _per_row(x_nd, n, np.float64), _per_row(x_dt, n, np.float64),
+                         np.ascontiguousarray(met.pre, dtype=np.float64),
+                         np.ascontiguousarray(met.post, dtype=np.float64))
 
 
 def match_cubeful_mwc(probs, score: MatchScore, met=None, *, cube: int = 1,
@@ -551,8 +349,9 @@ def match_cubeful_mwc(probs, score: MatchScore, met=None, *, cube: int = 1,
     """Janowski cubeful match winning chance of the side on roll."""
     p = _rows(probs)
     cube, owner = _check_cube(cube, owner)
-    model = _MatchModel(p, score.away_me, score.away_opp, _state(score), cube, get_table(met))
-    return float(model.cubeful(0, np.array([_OWNER_CODES[owner]]), float(efficiency))[0])
+    x = float(efficiency)
+    return float(_match_model(p, score.away_me, score.away_opp, _state(score), cube,
+                              _OWNER_CODES[owner], x, x, get_table(met))["no_double"][0])
 
 
 # ---------------------------------------------------------------------------
@@ -664,25 +463,22 @@ ACTIONS = tuple(CubeAction)
 _CODE = {a: i for i, a in enumerate(ACTIONS)}
 
 
+#: The kernel's action numbers (see :func:`bgfast._cube.choose_actions`) as codes.
+_KERNEL_CODES = np.array([_CODE[a] for a in (
+    CubeAction.TOO_GOOD_PASS, CubeAction.DOUBLE_PASS, CubeAction.TOO_GOOD_TAKE,
+    CubeAction.OPTIONAL_DOUBLE_TAKE, CubeAction.OPTIONAL_DOUBLE_BEAVER, CubeAction.NO_DOUBLE,
+    CubeAction.NO_DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE, CubeAction.DOUBLE_BEAVER,
+    CubeAction.NO_DOUBLE_DEAD_CUBE)], dtype=np.int8)
+
+
 def _choose(nd, dt, dp, can_double, beaver) -> np.ndarray:
     """The proper actions (codes into :data:`ACTIONS`) for arrays of equities
-    (``can_double``, ``beaver``: one bool or one per row)."""
-    nd, dt = np.asarray(nd, dtype=np.float64), np.asarray(dt, dtype=np.float64)
-    beaver = np.broadcast_to(np.asarray(beaver, dtype=bool), nd.shape)
-    passes = dt >= dp - _EPS              # the opponent passes
-    too_good = nd > dp + _EPS
-
-    def pick(if_beaver, plain):
-        return np.where(beaver, _CODE[if_beaver], _CODE[plain])
-
-    action = np.select(
-        [passes & too_good, passes, too_good, np.abs(nd - dt) <= _EPS, nd > dt],
-        [_CODE[CubeAction.TOO_GOOD_PASS], _CODE[CubeAction.DOUBLE_PASS],
-         _CODE[CubeAction.TOO_GOOD_TAKE],
-         pick(CubeAction.OPTIONAL_DOUBLE_BEAVER, CubeAction.OPTIONAL_DOUBLE_TAKE),
-         pick(CubeAction.NO_DOUBLE_BEAVER, CubeAction.NO_DOUBLE)],
-        pick(CubeAction.DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE))
-    return np.where(can_double, action, _CODE[CubeAction.NO_DOUBLE_DEAD_CUBE]).astype(np.int8)
+    (``dp``, ``can_double``, ``beaver``: one value or one per row)."""
+    nd = np.ascontiguousarray(nd, dtype=np.float64).reshape(-1)
+    n = nd.shape[0]
+    return _k.choose_actions(nd, _per_row(dt, n, np.float64), _per_row(dp, n, np.float64),
+                             _per_row(can_double, n, bool), _per_row(beaver, n, bool), _EPS,
+                             _KERNEL_CODES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -771,8 +567,8 @@ def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarr
         can_double = owner != "opp"
         jac = rules.jacoby and owner == "centre"
         avg = _averages(p)
-        nd = _money_cubeful(p, owner, x, jacoby=rules.jacoby, averages=avg)
-        dt = 2.0 * _money_cubeful(p, "opp", x, averages=avg)
+        nd = _money_cubeful(p, owner, x, jacoby=rules.jacoby)
+        dt = 2.0 * _money_cubeful(p, "opp", x)
         if has_exact.any():
             nd = np.where(has_exact, exact[:, _owner_index(owner)], nd)
             dt = np.where(has_exact, 2.0 * exact[:, 2], dt)
@@ -864,8 +660,7 @@ def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarr
         out = _match_rows(np.zeros((1, 5)), *first, np.full(1, CONTACT_EFFICIENCY), None, table)
         return {k: {g: v[:0] for g, v in val.items()} if isinstance(val, dict) else val[:0]
                 for k, val in out.items()}
-    owner = np.broadcast_to(np.asarray(owner, dtype=np.int64), (n,))
-    model = _MatchModel(p, a, b, state, cube, table)
+    a, b, state, cube, owner = (_per_row(v, n, np.int64) for v in (a, b, state, cube, owner))
     ceq = _cubeless(p)
     x_nd = x_dt = x
     opp = np.full(n, _OWNER_CODES["opp"])
@@ -887,29 +682,30 @@ def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarr
             return out
 
         x_nd, x_dt = x_eff(owner), x_eff(opp)
-    m_nd = model.cubeful(0, owner, x_nd)
-    m_dt = model.cubeful(1, opp, x_dt)
-    m_dp = model.M(1, 0, 0)
-    lo, hi = model.M(1, 0, 1), m_dp
+    m = _match_model(p, a, b, state, cube, owner, x_nd, x_dt, table)
+    m_nd, m_dt, m_dp, lo = m["no_double"], m["double_take"], m["double_pass"], m["lose"]
+    hi = m_dp
 
-    def norm(m):
+    def norm(v):
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(hi > lo, 2.0 * (m - lo) / (hi - lo) - 1.0, 0.0)
+            return np.where(hi > lo, 2.0 * (v - lo) / (hi - lo) - 1.0, 0.0)
 
-    crawford = model.state == _CRAWFORD
-    can_double = ~crawford & (owner != _OWNER_CODES["opp"]) & model.can_double_me(0)
-    cp_live = np.where(crawford, np.nan, model.cp_me(0))
+    crawford = state == _CRAWFORD
+    can_double = ~crawford & (owner != _OWNER_CODES["opp"]) & (cube < a)
+    cp_live = m["cash_live"]
     out = {"no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
            "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
            "take_point_live": 1.0 - cp_live}
     if details:
-        dead_mwc = model.dead(0)
+        dead_mwc = m["dead"]
+        names = ("me", "opp", "me_backgammon", "opp_backgammon")
+        gp = m["gammon_prices"]
         out.update({
             "efficiency": np.array(np.broadcast_to(x_nd, (n,))),
             "cubeless_equity": norm(dead_mwc), "cash_point_live": cp_live,
-            "cash_point_dead": np.where(crawford, np.nan, model.dead_cp_me(0)),
-            "gammon_price": model.gammon_prices(0),
-            "gammon_price_after_double": model.gammon_prices(1),
+            "cash_point_dead": m["cash_dead"],
+            "gammon_price": {k: gp[:, 0, i] for i, k in enumerate(names)},
+            "gammon_price_after_double": {k: gp[:, 1, i] for i, k in enumerate(names)},
             "cubeless_mwc": dead_mwc, "mwc_no_double": m_nd, "mwc_double_take": m_dt,
             "mwc_double_pass": m_dp})
     return out

@@ -132,7 +132,8 @@ def test_resume_cuts_a_torn_row_and_continues(tmp_path):
 
 
 def test_killed_run_resumes_without_duplicates(tmp_path):
-    boards, dice = self_play_positions(400, seed=13)
+    n = 5000                     # enough that the run cannot end between two polls
+    boards, dice = self_play_positions(n, seed=13)
     src = tmp_path / "in.txt"
     src.write_text("".join(f"{Position(b).position_id()} {d[0]}{d[1]}\n"
                            for b, d in zip(boards, dice)))
@@ -148,12 +149,12 @@ def test_killed_run_resumes_without_duplicates(tmp_path):
     proc.kill()
     proc.wait()
     done = out.read_text().count("\n") - 1
-    assert 0 < done < 400, "the run should have been killed midway"
+    assert 0 < done < n, "the run should have been killed midway"
     r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     import csv
     rows = list(csv.DictReader(out.open()))
-    assert [int(x["line"]) for x in rows] == list(range(1, 401))
+    assert [int(x["line"]) for x in rows] == list(range(1, n + 1))
     whole = tmp_path / "whole.csv"
     subprocess.run(cmd[:5] + ["-o", str(whole), "--format", "csv", "-j", "1"], check=True,
                    capture_output=True)

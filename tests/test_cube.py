@@ -582,3 +582,53 @@ def test_two_sided_bearoff_bgfast_table_agrees_with_gnubg(gnubg_binary, two_side
             assert bench.normalize_action(g.action) == d.action.value, case.describe()
         compared += 1
     assert compared >= 60
+
+
+def test_match_kernel_matches_a_plain_reading_of_the_model():
+    """bgfast._cube.match_rows against tests/reference_cube.py, row by row,
+    over random probabilities at every score of 1..11-point matches, cubes
+    up to 16 and every owner: the same numbers to the last bit (up to the
+    order of additions that Python's sum() and the kernel share)."""
+    import numpy as np
+
+    from bgfast import _cube
+    from bgfast.met import get_table
+    from reference_cube import Row
+
+    t = get_table(None)
+    rng = np.random.default_rng(11)
+    rows = []
+    for length in (1, 2, 3, 5, 7, 11):
+        for sa in range(length):
+            for sb in range(length):
+                for state in (0, 1, 2):
+                    a, b = length - sa, length - sb
+                    if state != 0 and (a == 1) == (b == 1):
+                        continue
+                    for cube, owner in ((1, 0), (2, 1), (2, 2), (4, 1), (16, 2)):
+                        if state == 2 and (cube, owner) != (1, 0):
+                            continue
+                        rows.append((a, b, state, cube, owner))
+    n = len(rows)
+    w = rng.uniform(0, 1, n)
+    wg = w * rng.uniform(0, 1, n) ** 2
+    wb = wg * rng.uniform(0, 1, n) ** 3
+    lg = (1 - w) * rng.uniform(0, 1, n) ** 2
+    lb = lg * rng.uniform(0, 1, n) ** 3
+    p = np.ascontiguousarray(np.stack([w, wg, wb, lg, lb], axis=1))
+    p[:5] = [[1, 1, 1, 0, 0], [0, 0, 0, 1, 1], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0.5, 0, 0, 0, 0]]
+    a, b, state, cube, owner = (np.array(c, dtype=np.int64) for c in zip(*rows))
+    x = rng.uniform(0, 1, n)
+    got = _cube.match_rows(p, a, b, state, cube, owner, x, x[::-1].copy(),
+                           np.ascontiguousarray(t.pre), np.ascontiguousarray(t.post))
+    assert n > 1000
+    for i in range(n):
+        r = Row(tuple(p[i]), int(a[i]), int(b[i]), int(state[i]), int(cube[i]), t)
+        assert got["no_double"][i] == r.cubeful(0, int(owner[i]), x[i])
+        assert got["double_take"][i] == r.cubeful(1, 2, x[n - 1 - i])
+        assert got["double_pass"][i] == r.M(1, 0, 0) and got["lose"][i] == r.M(1, 0, 1)
+        assert got["dead"][i] == r.dead(0)
+        if state[i] != 2:
+            assert got["cash_live"][i] == r.cp(0) and got["cash_dead"][i] == r.dead_cp(0)
+        else:
+            assert np.isnan(got["cash_live"][i])

@@ -1,0 +1,391 @@
+# cython: language_level=3
+"""Private kernel of :mod:`bgfast.cube`: the Janowski live-cube model, one
+row (position, score, cube) at a time, for money and match play.
+
+Money (:func:`money_cubeful`): the cubeful equity per unit cube is
+``x * live + (1 - x) * dead``, ``live`` the piecewise-linear line through
+``(0, -L)``, the opponent's take point ``(tp, -1)`` (when he may double),
+my cash point ``(cp, +1)`` (when I may) and ``(1, W)``, with ``W``/``L``
+the average values of games won and lost.
+
+Match (:func:`match_rows`): the same line in match winning chances.  At cube
+level ``j`` (the cube at ``cube * 2**j``) the ends are the dead-cube MWCs of
+games won (``W``) and lost (``L``) at that level; the take and cash points
+come from the MWCs after a pass and the points one level up, recursively
+while a side can still redouble.  Rows each have their own score
+(``a``/``b`` away, pre-Crawford, post-Crawford or Crawford), cube and
+owner.  The MWCs come from the table's pre- and post-Crawford arrays.
+
+Every number is computed with the operations, in the order, that the
+formulas in :mod:`bgfast.cube`'s docstrings give, in double precision.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int64_t
+from libc.math cimport NAN, fabs
+
+cnp.import_array()
+
+cdef enum:
+    PRE = 0
+    POST = 1
+    CRAWFORD = 2
+    OWN_CENTRE = 0
+    OWN_ME = 1
+    OWN_OPP = 2
+    MAX_POINTS = 4
+
+# ---------------------------------------------------------------------------
+# shared pieces
+# ---------------------------------------------------------------------------
+
+cdef inline double _clip01(double v) noexcept nogil:
+    """min(max(v, 0), 1) with Python's rule for ties (NaN passes through)."""
+    if 0.0 > v:
+        v = 0.0
+    if 1.0 < v:
+        v = 1.0
+    return v
+
+
+cdef inline double _ratio(double num, double den) noexcept nogil:
+    """num / den kept in [0, 1]; 1 or 0 (by the sign of num) when den <= 1e-15."""
+    if den <= 1e-15:
+        return 1.0 if num > 0 else 0.0
+    return _clip01(num / den)
+
+
+cdef double _interp(double p, double* xs, double* ys, int n) noexcept nogil:
+    """The piecewise-linear line through the n points (xs, ys) at p, clamped
+    at the ends; the points are put in order of x, then y, first (a stable
+    sort) when they are not."""
+    cdef int i, k
+    cdef double tx, ty, out, seg, x0, x1, y0, y1
+    cdef bint done, in_order = True
+    for i in range(1, n):
+        if not (xs[i] > xs[i - 1] or (xs[i] == xs[i - 1] and ys[i] >= ys[i - 1])):
+            in_order = False
+    if not in_order:
+        for i in range(1, n):                   # insertion sort: stable
+            tx = xs[i]
+            ty = ys[i]
+            k = i - 1
+            while k >= 0 and (xs[k] > tx or (xs[k] == tx and ys[k] > ty)):
+                xs[k + 1] = xs[k]
+                ys[k + 1] = ys[k]
+                k -= 1
+            xs[k + 1] = tx
+            ys[k + 1] = ty
+    out = ys[n - 1]
+    done = p <= xs[0]
+    if done:
+        out = ys[0]
+    for i in range(n - 1):
+        if done:
+            break
+        x0 = xs[i]
+        x1 = xs[i + 1]
+        y0 = ys[i]
+        y1 = ys[i + 1]
+        if p <= x1:
+            if x1 <= x0:
+                seg = y0
+            else:
+                seg = y0 + (y1 - y0) * (p - x0) / (x1 - x0)
+            out = seg
+            done = True
+    return out
+
+
+# ---------------------------------------------------------------------------
+# money
+# ---------------------------------------------------------------------------
+
+cdef inline void _averages(const double* p, double* W, double* L) noexcept nogil:
+    """Average value of games won (W) and lost (L), money points per cube."""
+    W[0] = 1.0 + (p[1] + p[2]) / p[0] if p[0] > 1e-12 else 1.0
+    L[0] = 1.0 + (p[3] + p[4]) / (1.0 - p[0]) if p[0] < 1.0 - 1e-12 else 1.0
+
+
+cdef inline double _cubeless(const double* p) noexcept nogil:
+    return 2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4]
+
+
+cdef double _money(const double* p, int owner, double x, bint jacoby) noexcept nogil:
+    cdef double W, L, tp, cp, dead
+    cdef double xs[MAX_POINTS]
+    cdef double ys[MAX_POINTS]
+    cdef int n = 0
+    _averages(p, &W, &L)
+    tp = (L - 0.5) / (W + L + 0.5)
+    cp = (L + 1.0) / (W + L + 0.5)
+    if jacoby and owner == OWN_CENTRE:
+        # gammons count only once the cube is turned: the ends of the live
+        # line and the dead equity lose them, the take and cash points keep them
+        W = 1.0
+        L = 1.0
+        dead = 2.0 * p[0] - 1.0
+    else:
+        dead = _cubeless(p)
+    xs[n] = 0.0
+    ys[n] = -L
+    n += 1
+    if owner != OWN_ME:
+        xs[n] = tp
+        ys[n] = -1.0
+        n += 1
+    if owner != OWN_OPP:
+        xs[n] = cp
+        ys[n] = 1.0
+        n += 1
+    xs[n] = 1.0
+    ys[n] = W
+    n += 1
+    return x * _interp(p[0], xs, ys, n) + (1.0 - x) * dead
+
+
+def money_cubeful(const double[:, ::1] p, int owner, const double[::1] x, bint jacoby):
+    """Janowski cubeful money equities per unit cube, float64[n], of checked
+    probabilities p[n, 5] with the cube at ``owner`` (0 centre, 1 me, 2 the
+    opponent) and efficiencies x[n]."""
+    cdef Py_ssize_t n = p.shape[0], i
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for i in range(n):
+            o[i] = _money(&p[i, 0], owner, x[i], jacoby)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# match
+# ---------------------------------------------------------------------------
+
+cdef struct Row:
+    const double* p
+    double win[3]                # single, gammon, backgammon wins
+    double lose[3]
+    int64_t a, b, cube
+    int state
+    const double* pre            # [N, N]: pre[a - 1, b - 1]
+    const double* post           # [N]
+    int64_t N
+
+
+cdef double _mwc_after(const Row* r, int64_t a, int64_t b) noexcept nogil:
+    """My MWC at a-away b-away (after this game's points; <= 0: that side
+    has won), the game having been played at the row's state: a side
+    reaching 1-away from a pre-Crawford score starts the Crawford game."""
+    cdef bint post
+    if a <= 0:
+        return 1.0
+    if b <= 0:
+        return 0.0
+    if a == 1 and b == 1:
+        return 0.5
+    post = (a == 1 or b == 1) and r.state != PRE
+    if post:
+        return 1.0 - r.post[b - 1] if a == 1 else r.post[a - 1]
+    return r.pre[(a - 1) * r.N + (b - 1)]
+
+
+cdef inline double _M(const Row* r, int k, int j, int side) noexcept nogil:
+    """My MWC after I (side 0) or the opponent (side 1) win k times the cube at level j."""
+    cdef int64_t pts = k * (r.cube << j)
+    if side == 0:
+        return _mwc_after(r, r.a - pts, r.b)
+    return _mwc_after(r, r.a, r.b - pts)
+
+
+cdef double _average(const double* q, double v1, double v2, double v3) noexcept nogil:
+    cdef double s = q[0] + q[1] + q[2]
+    if s <= 1e-12:
+        return v1
+    return (q[0] * v1 + q[1] * v2 + q[2] * v3) / s
+
+
+cdef inline double _W(const Row* r, int j) noexcept nogil:
+    return _average(r.win, _M(r, 1, j, 0), _M(r, 2, j, 0), _M(r, 3, j, 0))
+
+
+cdef inline double _L(const Row* r, int j) noexcept nogil:
+    return _average(r.lose, _M(r, 1, j, 1), _M(r, 2, j, 1), _M(r, 3, j, 1))
+
+
+cdef double _dead(const Row* r, int j) noexcept nogil:
+    return ((r.win[0] * _M(r, 1, j, 0) + r.win[1] * _M(r, 2, j, 0) + r.win[2] * _M(r, 3, j, 0))
+            + (r.lose[0] * _M(r, 1, j, 1) + r.lose[1] * _M(r, 2, j, 1)
+               + r.lose[2] * _M(r, 3, j, 1)))
+
+
+cdef inline bint _can_double_me(const Row* r, int j) noexcept nogil:
+    return r.state != CRAWFORD and (r.cube << j) < r.a
+
+
+cdef inline bint _can_double_opp(const Row* r, int j) noexcept nogil:
+    return r.state != CRAWFORD and (r.cube << j) < r.b
+
+
+cdef inline double _break_even(const Row* r, int j, double mwc) noexcept nogil:
+    """The winning chance at which ``mwc`` equals playing on at level j + 1
+    with a dead cube."""
+    cdef double lo = _L(r, j + 1)
+    return _ratio(mwc - lo, _W(r, j + 1) - lo)
+
+
+cdef inline double _dead_cp_me(const Row* r, int j) noexcept nogil:
+    return _break_even(r, j, _M(r, 1, j, 0))
+
+
+cdef double _cp_me(const Row* r, int j) noexcept nogil:
+    """My winning chance at which the opponent's take of my double at level j breaks even."""
+    cdef double tp2, lose2
+    if not _can_double_opp(r, j + 1):
+        return _dead_cp_me(r, j)
+    # his wins are cashes: he redoubles at my take point one level up and I pass
+    tp2 = _tp_me(r, j + 1)
+    lose2 = _M(r, 1, j + 1, 1)
+    return tp2 + (1.0 - tp2) * _ratio(_M(r, 1, j, 0) - lose2, _W(r, j + 1) - lose2)
+
+
+cdef double _tp_me(const Row* r, int j) noexcept nogil:
+    """My take point (my winning chance) when the opponent doubles at level j."""
+    cdef double pas = _M(r, 1, j, 1), lo
+    if not _can_double_me(r, j + 1):
+        return _break_even(r, j, pas)
+    lo = _L(r, j + 1)
+    return _cp_me(r, j + 1) * _ratio(pas - lo, _M(r, 1, j + 1, 0) - lo)
+
+
+cdef double _live(const Row* r, int j, int owner) noexcept nogil:
+    """The live-cube MWC at level j with the cube at ``owner``."""
+    cdef double xs[MAX_POINTS]
+    cdef double ys[MAX_POINTS]
+    cdef int n = 1
+    xs[0] = 0.0
+    ys[0] = _L(r, j)
+    if owner != OWN_ME and _can_double_opp(r, j):
+        xs[n] = _tp_me(r, j)
+        ys[n] = _M(r, 1, j, 1)
+        n += 1
+    if owner != OWN_OPP and _can_double_me(r, j):
+        xs[n] = _cp_me(r, j)
+        ys[n] = _M(r, 1, j, 0)
+        n += 1
+    xs[n] = 1.0
+    ys[n] = _W(r, j)
+    n += 1
+    return _interp(r.p[0], xs, ys, n)
+
+
+cdef inline double _cubeful(const Row* r, int j, int owner, double x) noexcept nogil:
+    return x * _live(r, j, owner) + (1.0 - x) * _dead(r, j)
+
+
+cdef void _gammon_prices(const Row* r, int j, double* out) noexcept nogil:
+    """(mine, the opponent's, my backgammon, the opponent's backgammon) prices at level j."""
+    cdef double win1 = _M(r, 1, j, 0), win2 = _M(r, 2, j, 0), win3 = _M(r, 3, j, 0)
+    cdef double lose1 = _M(r, 1, j, 1), lose2 = _M(r, 2, j, 1), lose3 = _M(r, 3, j, 1)
+    cdef double span = win1 - lose1
+    if span <= 0:
+        out[0] = out[1] = out[2] = out[3] = 0.0
+        return
+    out[0] = (win2 - win1) / span
+    out[1] = (lose1 - lose2) / span
+    out[2] = (win3 - win2) / span
+    out[3] = (lose2 - lose3) / span
+
+
+def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] b,
+               const int64_t[::1] state, const int64_t[::1] cube, const int64_t[::1] owner,
+               const double[::1] x_nd, const double[::1] x_dt,
+               const double[:, ::1] pre, const double[::1] post):
+    """The match model of each row (checked by ``bgfast.cube._check_match``:
+    1 <= a, b <= N).  Returns float64 arrays: ``no_double``, ``double_take``
+    (cubeful MWCs: cube at ``owner``, and doubled to the opponent),
+    ``double_pass`` (my MWC when he passes), ``lose`` (my MWC when I lose
+    the cube's points), ``cash_live``/``cash_dead`` (my live and dead cash
+    points at level 0), ``dead`` (the dead-cube MWC), and ``gammon_prices``
+    [n, 2, 4] at levels 0 and 1."""
+    cdef Py_ssize_t n = p.shape[0], i
+    cdef Row r
+    nd_ = np.empty(n)
+    dt_ = np.empty(n)
+    dp_ = np.empty(n)
+    lo_ = np.empty(n)
+    cpl_ = np.empty(n)
+    cpd_ = np.empty(n)
+    dead_ = np.empty(n)
+    gp_ = np.empty((n, 2, 4))
+    cdef double[::1] nd = nd_, dt = dt_, dp = dp_, lo = lo_, cpl = cpl_, cpd = cpd_, dead = dead_
+    cdef double[:, :, ::1] gp = gp_
+    if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
+        raise ValueError("the table's pre- and post-Crawford arrays do not match")
+    r.N = pre.shape[0]
+    r.pre = &pre[0, 0] if r.N else NULL
+    r.post = &post[0] if r.N else NULL
+    with nogil:
+        for i in range(n):
+            r.p = &p[i, 0]
+            r.win[0] = p[i, 0] - p[i, 1]
+            r.win[1] = p[i, 1] - p[i, 2]
+            r.win[2] = p[i, 2]
+            r.lose[0] = 1 - p[i, 0] - p[i, 3]
+            r.lose[1] = p[i, 3] - p[i, 4]
+            r.lose[2] = p[i, 4]
+            r.a = a[i]
+            r.b = b[i]
+            r.state = <int>state[i]
+            r.cube = cube[i]
+            nd[i] = _cubeful(&r, 0, <int>owner[i], x_nd[i])
+            dt[i] = _cubeful(&r, 1, OWN_OPP, x_dt[i])
+            dp[i] = _M(&r, 1, 0, 0)
+            lo[i] = _M(&r, 1, 0, 1)
+            dead[i] = _dead(&r, 0)
+            if r.state == CRAWFORD:
+                cpl[i] = NAN
+                cpd[i] = NAN
+            else:
+                cpl[i] = _cp_me(&r, 0)
+                cpd[i] = _dead_cp_me(&r, 0)
+            _gammon_prices(&r, 0, &gp[i, 0, 0])
+            _gammon_prices(&r, 1, &gp[i, 1, 0])
+    return {"no_double": nd_, "double_take": dt_, "double_pass": dp_, "lose": lo_,
+            "cash_live": cpl_, "cash_dead": cpd_, "dead": dead_, "gammon_prices": gp_}
+
+
+# ---------------------------------------------------------------------------
+# the action
+# ---------------------------------------------------------------------------
+
+def choose_actions(const double[::1] nd, const double[::1] dt, const double[::1] dp,
+                   const cnp.npy_bool[::1] can_double, const cnp.npy_bool[::1] beaver,
+                   double eps, const cnp.int8_t[::1] codes):
+    """The proper action of each row, as ``codes[k]`` (int8[n]) for k =
+    0 too good/pass, 1 double/pass, 2 too good/take, 3 optional double/take,
+    4 optional double/beaver, 5 no double/take, 6 no double/beaver,
+    7 double/take, 8 double/beaver, 9 no double with a dead cube.  Equities
+    closer than ``eps`` are equal (ties go to doubling)."""
+    cdef Py_ssize_t n = nd.shape[0], i
+    cdef bint passes, too_good
+    cdef int k
+    out = np.empty(n, dtype=np.int8)
+    cdef cnp.int8_t[::1] o = out
+    with nogil:
+        for i in range(n):
+            passes = dt[i] >= dp[i] - eps            # the opponent passes
+            too_good = nd[i] > dp[i] + eps
+            if passes and too_good:
+                k = 0
+            elif passes:
+                k = 1
+            elif too_good:
+                k = 2
+            elif fabs(nd[i] - dt[i]) <= eps:
+                k = 4 if beaver[i] else 3
+            elif nd[i] > dt[i]:
+                k = 6 if beaver[i] else 5
+            else:
+                k = 8 if beaver[i] else 7
+            o[i] = codes[k] if can_double[i] else codes[9]
+    return out
