@@ -24,6 +24,7 @@ from libc.math cimport floor, fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
+from bgfast._board cimport board_possible
 
 cnp.import_array()
 
@@ -135,15 +136,12 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
 
 
 cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogil:
-    """At most 15 checkers a side and no point held by both
-    (:func:`bgfast.position.validate_boards` for one board); the pip counts
-    and whether every checker is in the home board (on roll, opponent) into
-    ``pips`` and ``home``."""
-    cdef int i, t0 = 0, t1 = 0, out0 = 0, out1 = 0
+    """:func:`bgfast._board.board_possible`; the pip counts and whether
+    every checker is in the home board (on roll, opponent) into ``pips`` and
+    ``home``."""
+    cdef int i, out0 = 0, out1 = 0
     cdef int64_t p0 = 0, p1 = 0
     for i in range(25):
-        t0 += b[i]
-        t1 += b[25 + i]
         p0 += (i + 1) * b[i]
         p1 += (i + 1) * b[25 + i]
         if i >= 6:
@@ -151,12 +149,7 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
             out1 += b[25 + i]
     pips[0], pips[1] = p1, p0
     home[0], home[1] = out1 == 0, out0 == 0
-    if t0 > 15 or t1 > 15:
-        return False
-    for i in range(24):
-        if b[i] and b[25 + 23 - i]:
-            return False
-    return True
+    return board_possible(b)
 
 
 cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
@@ -186,6 +179,78 @@ cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
     return -2 if pos < 80 and (hi >> (pos - 64)) else 0
 
 
+cdef struct Cols:
+    int64_t* number
+    int8_t* status
+    uint8_t* boards
+    int8_t* dice
+    int8_t* classes
+    int64_t* pips
+    uint8_t* home
+    int32_t* mpos
+    int64_t* offs
+    uint8_t* text
+
+
+cdef class _Scan:
+    """The column arrays of a scan of at most n lines and ``total`` ASCII characters."""
+    cdef dict arrays
+    cdef Cols c
+
+    def __cinit__(self, Py_ssize_t n, Py_ssize_t total):
+        a = self.arrays = {
+            "number": np.empty(n, dtype=np.int64), "status": np.ones(n, dtype=np.int8),
+            "boards": np.zeros((n, 2, 25), dtype=np.uint8), "dice": np.zeros((n, 2), dtype=np.int8),
+            "classes": np.zeros(n, dtype=np.int8), "pips": np.zeros((n, 2), dtype=np.int64),
+            "home": np.zeros((n, 2), dtype=np.uint8), "mpos": np.full(n, -1, dtype=np.int32),
+            "offsets": np.zeros(n + 1, dtype=np.int64), "text": np.empty(max(total, 1), dtype=np.uint8)}
+        self.c.number = <int64_t*>cnp.PyArray_DATA(a["number"])
+        self.c.status = <int8_t*>cnp.PyArray_DATA(a["status"])
+        self.c.boards = <uint8_t*>cnp.PyArray_DATA(a["boards"])
+        self.c.dice = <int8_t*>cnp.PyArray_DATA(a["dice"])
+        self.c.classes = <int8_t*>cnp.PyArray_DATA(a["classes"])
+        self.c.pips = <int64_t*>cnp.PyArray_DATA(a["pips"])
+        self.c.home = <uint8_t*>cnp.PyArray_DATA(a["home"])
+        self.c.mpos = <int32_t*>cnp.PyArray_DATA(a["mpos"])
+        self.c.offs = <int64_t*>cnp.PyArray_DATA(a["offsets"])
+        self.c.text = <uint8_t*>cnp.PyArray_DATA(a["text"])
+
+    cdef dict result(self, Py_ssize_t m, dict other):
+        a = self.arrays
+        out = {k: a[k][:m] for k in ("number", "status", "boards", "classes", "pips", "dice",
+                                       "mpos")}
+        out["home"] = a["home"][:m].view(bool)
+        out["offsets"] = a["offsets"][:m + 1]
+        out["text"] = a["text"][:self.c.offs[m]].tobytes()
+        out["other"] = other
+        return out
+
+
+cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
+                    int64_t number) noexcept nogil:
+    """Read one ASCII line into row m: 0 when the line is blank or a
+    comment (no row), else 1."""
+    cdef Py_ssize_t s = 0, e = ln
+    cdef uint8_t key[10]
+    while s < e and is_space(data[s]):
+        s += 1
+    while e > s and is_space(data[e - 1]):
+        e -= 1
+    if s == e or data[s] == 35:          # blank or a '#' comment
+        return 0
+    c.number[m] = number
+    if e - s:
+        memcpy(&c.text[c.offs[m]], data + s, e - s)
+    c.offs[m + 1] = c.offs[m] + (e - s)
+    c.status[m] = parse_line(data + s, e - s, key, &c.boards[50 * m], &c.dice[2 * m],
+                             &c.mpos[m])
+    if c.status[m] == 0 and not possible(&c.boards[50 * m], &c.pips[2 * m], &c.home[2 * m]):
+        c.status[m] = 1                       # the Python parser names the problem
+    if c.status[m] == 0:
+        c.classes[m] = <int8_t>board_class(&c.boards[50 * m])
+    return 1
+
+
 def scan(list lines, int64_t first):
     """Scan raw input lines numbered from ``first``.
 
@@ -197,67 +262,43 @@ def scan(list lines, int64_t first):
     int32[m]`` (where the Match ID starts in the text, -1 = none), ``text``
     (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
     and ``other`` {row: stripped text} for lines that are not ASCII."""
-    cdef Py_ssize_t n = len(lines), i, m = 0, total = 0, ln, s, e
-    cdef const uint8_t* data
+    cdef Py_ssize_t n = len(lines), i, m = 0, total = 0
     for raw in lines:
         if type(raw) is str and PyUnicode_IS_ASCII(raw):
             total += PyUnicode_GET_LENGTH(raw)
-    number_a = np.empty(n, dtype=np.int64)
-    status_a = np.ones(n, dtype=np.int8)
-    boards_a = np.zeros((n, 2, 25), dtype=np.uint8)
-    dice_a = np.zeros((n, 2), dtype=np.int8)
-    mpos_a = np.full(n, -1, dtype=np.int32)
-    offs_a = np.zeros(n + 1, dtype=np.int64)
-    text_a = np.empty(total, dtype=np.uint8)
-    cdef int64_t[::1] number = number_a
-    cdef int8_t[::1] status = status_a
-    cdef uint8_t[:, :, ::1] boards = boards_a
-    cdef int8_t[:, ::1] dice = dice_a
-    classes_a = np.zeros(n, dtype=np.int8)
-    pips_a = np.zeros((n, 2), dtype=np.int64)
-    home_a = np.zeros((n, 2), dtype=np.uint8)
-    cdef uint8_t[:, ::1] home = home_a
-    cdef int8_t[::1] classes = classes_a
-    cdef int64_t[:, ::1] pips = pips_a
-    cdef int32_t[::1] mpos = mpos_a
-    cdef int64_t[::1] offs = offs_a
-    cdef uint8_t[::1] text = text_a
-    cdef uint8_t key[10]
+    cdef _Scan sc = _Scan(n, total)
     other = {}
     for i in range(n):
         raw = lines[i]
         if type(raw) is str and PyUnicode_IS_ASCII(raw):
-            data = <const uint8_t*>PyUnicode_DATA(raw)
-            ln = PyUnicode_GET_LENGTH(raw)
-            s, e = 0, ln
-            while s < e and is_space(data[s]):
-                s += 1
-            while e > s and is_space(data[e - 1]):
-                e -= 1
-            if s == e or data[s] == 35:          # blank or a '#' comment
-                continue
-            number[m] = first + i
-            if e - s:
-                memcpy(&text[offs[m]], data + s, e - s)
-            offs[m + 1] = offs[m] + (e - s)
-            status[m] = parse_line(data + s, e - s, key, &boards[m, 0, 0], &dice[m, 0],
-                                   &mpos[m])
-            if status[m] == 0 and not possible(&boards[m, 0, 0], &pips[m, 0], &home[m, 0]):
-                status[m] = 1                       # the Python parser names the problem
-            if status[m] == 0:
-                classes[m] = <int8_t>board_class(&boards[m, 0, 0])
+            m += _scan_line(&sc.c, m, <const uint8_t*>PyUnicode_DATA(raw),
+                            PyUnicode_GET_LENGTH(raw), first + i)
         else:
             stripped = raw.strip()
             if not stripped or stripped.startswith("#"):
                 continue
-            number[m] = first + i
-            offs[m + 1] = offs[m]
+            sc.c.number[m] = first + i
+            sc.c.offs[m + 1] = sc.c.offs[m]
             other[m] = stripped
-        m += 1
-    return {"number": number_a[:m], "status": status_a[:m], "boards": boards_a[:m],
-            "classes": classes_a[:m], "pips": pips_a[:m],
-            "home": home_a[:m].view(bool), "dice": dice_a[:m], "mpos": mpos_a[:m], "text": text_a[:offs[m]].tobytes(),
-            "offsets": offs_a[:m + 1], "other": other}
+            m += 1
+    return sc.result(m, other)
+
+
+def scan_packed(const uint8_t[::1] blob, const int64_t[::1] ends, int64_t first):
+    """:func:`scan` of ASCII lines given joined: line i is ``blob[ends[i - 1]:ends[i]]``."""
+    cdef Py_ssize_t n = ends.shape[0], i, m = 0, start = 0
+    if n and (ends[n - 1] > blob.shape[0] or ends[0] < 0):
+        raise ValueError("line ends outside the text")
+    for i in range(1, n):
+        if ends[i] < ends[i - 1]:
+            raise ValueError("line ends out of order")
+    cdef _Scan sc = _Scan(n, ends[n - 1] if n else 0)
+    with nogil:
+        for i in range(n):
+            m += _scan_line(&sc.c, m, &blob[start] if ends[i] > start else NULL,
+                            ends[i] - start, first + i)
+            start = ends[i]
+    return sc.result(m, {})
 
 
 # ---------------------------------------------------------------------------

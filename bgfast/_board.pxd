@@ -3,3 +3,5 @@ from libc.stdint cimport uint8_t
 
 cdef void pack_key(const uint8_t* board, uint8_t* key) noexcept nogil
 cdef int unpack_key(const uint8_t* key, uint8_t* board) noexcept nogil
+# 1 when no side has more than 15 checkers and no point is held by both sides
+cdef bint board_possible(const uint8_t* b) noexcept nogil

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Private kernels: gnubg's 10-byte position key, packed and unpacked in bulk.
+"""Private kernels: gnubg's 10-byte position key, packed and unpacked in
+bulk, and the check that a board is possible.
 
 A board is ``uint8[2, 25]`` (row 0 = player not on roll, row 1 = player on
 roll; 0..23 = points 1..24 from that row's side, 24 = bar).  The key writes,
@@ -76,3 +77,55 @@ def unpack(const uint8_t[:, ::1] keys):
         for i in range(n):
             st[i] = <signed char>unpack_key(&keys[i, 0], &o[i, 0, 0])
     return out, status
+
+
+cdef inline int board_too_many(const uint8_t* b) noexcept nogil:
+    """0, or the row (1 + row) of a side with more than 15 checkers (row 1 first)."""
+    cdef int i, t0 = 0, t1 = 0
+    for i in range(25):
+        t0 += b[i]
+        t1 += b[25 + i]
+    if t1 > 15:
+        return 2
+    if t0 > 15:
+        return 1
+    return 0
+
+
+cdef inline int board_clash(const uint8_t* b) noexcept nogil:
+    """0, or 1 + the first point p (0..23 of row 0) that both sides hold."""
+    cdef int p
+    for p in range(24):
+        if b[p] and b[25 + 23 - p]:
+            return p + 1
+    return 0
+
+
+cdef bint board_possible(const uint8_t* b) noexcept nogil:
+    return board_too_many(b) == 0 and board_clash(b) == 0
+
+
+def first_impossible(const uint8_t[:, :, ::1] boards):
+    """``(i, kind, detail)`` of the first impossible board, or None: the
+    first board with a side above 15 checkers (kind 0, detail 0 = row 0,
+    1 = row 1), else the first with a point held by both sides (kind 1,
+    detail = the point's index p in row 0)."""
+    cdef Py_ssize_t n = boards.shape[0], i, bad = -1
+    cdef int k = 0
+    with nogil:
+        for i in range(n):
+            k = board_too_many(&boards[i, 0, 0])
+            if k:
+                bad = i
+                break
+    if bad >= 0:
+        return int(bad), 0, k - 1
+    with nogil:
+        for i in range(n):
+            k = board_clash(&boards[i, 0, 0])
+            if k:
+                bad = i
+                break
+    if bad >= 0:
+        return int(bad), 1, k - 1
+    return None

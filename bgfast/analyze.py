@@ -496,7 +496,10 @@ def _chunk_text(chunk, job) -> tuple[bytes, int, int]:
 
     settings, fmt = job
     first, lines = chunk
-    sc = k.scan(list(lines), first)
+    if isinstance(lines, _Packed):
+        sc = k.scan_packed(lines.text, lines.ends, first)
+    else:
+        sc = k.scan(list(lines), first)
     number, text, offs = sc["number"], sc["text"], sc["offsets"]
     m = len(number)
     status = sc["status"].copy()
@@ -720,13 +723,17 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
 
 
 def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, address=None,
-                 window: int | None = None, bytes_out: bool = False) -> Iterator[list[dict]]:
+                 window: int | None = None, bytes_out: bool = False,
+                 lines_in: bool = False) -> Iterator[list[dict]]:
     """Apply ``fn(chunk, settings)`` to every chunk, yielding results in input
     order with at most ``window`` chunks in flight (bounded memory).  Local
     work uses ``jobs`` processes: this one and ``jobs - 1`` workers.
     ``bytes_out``: ``fn`` returns ``(bytes, ...)``; the workers' bytes come
     back through shared memory, as a memoryview valid until the next
-    result is asked for."""
+    result is asked for.  ``lines_in`` (with ``bytes_out``): chunks are
+    ``(first line number, lines)`` and go to the workers through shared
+    memory too, as one ASCII text and its line ends (:class:`_Packed`),
+    where they fit."""
     window = window or max(2, 4 * jobs)
     if backend == "ray":
         import ray
@@ -784,7 +791,9 @@ def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, 
                 if i % jobs == jobs - 1:
                     future = None
                 elif slots is not None:
-                    future = pool.submit(_in_slot, fn, chunk, settings, i % window)
+                    ref = _put_lines(chunk, i % window) if lines_in else None
+                    future = pool.submit(_in_slot, fn, chunk if ref is None else ref, settings,
+                                         i % window)
                 else:
                     future = pool.submit(fn, chunk, settings)
                 pending.append([future, chunk, None])
@@ -798,38 +807,81 @@ def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, 
         _release_slots(slots)
 
 
-#: Shared memory the forked workers write their rows into: a pipe carries a
-#: few hundred MB/s, less than two processes write rows.
+#: Shared memory the forked workers write their rows into (and read their
+#: lines from): a pipe carries a few hundred MB/s, less than two processes
+#: write rows, and its writer needs this process's GIL at every 64 KB.
 _SLOT_BYTES = 64 << 20
+_IN_SLOT_BYTES = 16 << 20
 _SLOTS: list = []
+_IN_SLOTS: list = []
 
 
 def _shared_slots(count: int):
-    """``count`` anonymous shared buffers that workers forked from now on
-    share with this process (None where processes are not forked, or while
-    another pool holds them); :func:`_release_slots` unmaps them."""
+    """``count`` anonymous shared buffers for rows (and as many for lines,
+    in :data:`_IN_SLOTS`) that workers forked from now on share with this
+    process (None where processes are not forked, or while another pool
+    holds them); :func:`_release_slots` unmaps them."""
     import mmap
 
     if "fork" not in multiprocessing.get_all_start_methods() or _SLOTS:
         return None
     _SLOTS.extend(mmap.mmap(-1, _SLOT_BYTES) for _ in range(count))   # MAP_SHARED | MAP_ANONYMOUS
+    _IN_SLOTS.extend(mmap.mmap(-1, _IN_SLOT_BYTES) for _ in range(count))
     return _SLOTS
 
 
 def _release_slots(slots) -> None:
     if slots is not None:
-        for m in slots:
+        for m in slots + _IN_SLOTS:
             try:
                 m.close()
             except BufferError:      # a view of the last rows is still held: unmapped with it
                 pass
         slots.clear()
+        _IN_SLOTS.clear()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Packed:
+    """Input lines as one ASCII text: line i is ``text[ends[i - 1]:ends[i]]``."""
+
+    text: memoryview
+    ends: np.ndarray
+
+
+def _put_lines(chunk, slot: int):
+    """This process's side: a ``(first, lines)`` chunk into input slot
+    ``slot`` as text and line ends; ``("packed", first, text bytes, lines)``,
+    or None when the lines are not all ASCII text or do not fit."""
+    first, lines = chunk
+    try:
+        text = "".join(lines)
+    except TypeError:
+        return None
+    if not text.isascii():
+        return None
+    data = text.encode("ascii")
+    at = -(-len(data) // 8) * 8
+    if at + 8 * len(lines) > _IN_SLOT_BYTES:
+        return None
+    ends = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)))
+    buf = _IN_SLOTS[slot]
+    buf[:len(data)] = data
+    buf[at:at + 8 * len(lines)] = ends.tobytes()
+    return ("packed", first, len(data), len(lines))
 
 
 def _in_slot(fn, chunk, settings, slot: int):
     """Worker side: ``fn``'s bytes into shared slot ``slot`` (in turn: the
     slot is free again once the chunk written there has been consumed);
-    ``((slot, size), ...)``, or the bytes themselves when they do not fit."""
+    ``((slot, size), ...)``, or the bytes themselves when they do not fit.
+    A ``("packed", ...)`` chunk is read from input slot ``slot``."""
+    if chunk[0] == "packed":
+        _, first, size, count = chunk
+        buf = _IN_SLOTS[slot]
+        at = -(-size // 8) * 8
+        chunk = (first, _Packed(memoryview(buf)[:size],
+                                np.frombuffer(buf, dtype=np.int64, count=count, offset=at)))
     out = fn(chunk, settings)
     data = out[0]
     if len(data) > _SLOT_BYTES:
@@ -881,7 +933,7 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     try:
         for text, n, bad in _ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
                                          (settings, fmt), jobs, backend, address,
-                                         bytes_out=True):
+                                         bytes_out=True, lines_in=True):
             if n:
                 writer.write_bytes(text)
             rows += n

@@ -474,8 +474,10 @@ class OneSidedTable(_Table):
             for start, dist in ((self.start_r, self.dist_r), (self.start_g, self.dist_g)):
                 d = np.asarray(dist, dtype=np.float64)
                 s = np.asarray(start, dtype=np.float64)
-                m1 = d @ k
-                m2 = d @ (k * k)
+                # einsum, not a BLAS product: no BLAS threads to start (and
+                # spin) in a process that is about to fork workers
+                m1 = np.einsum("ij,j->i", d, k)
+                m2 = np.einsum("ij,j->i", d, k * k)
                 mean = s + m1
                 var = m2 - m1 * m1
                 res.append((mean, np.maximum(var, 0.0)))

@@ -59,23 +59,20 @@ def validate_boards(boards: np.ndarray) -> None:
     at most 15 checkers and no point holds checkers of both sides (a bar may
     hold checkers of both).  The message names the first offending board.
     """
-    totals = boards.sum(axis=2, dtype=np.int64)
-    bad = np.nonzero((totals > 15).any(axis=1))[0]
-    if bad.size:
-        i = int(bad[0])
-        side = "player on roll" if totals[i, 1] > 15 else "player not on roll"
+    bad = _board.first_impossible(boards)
+    if bad is None:
+        return
+    i, kind, detail = bad
+    if kind == 0:
+        side = "player on roll" if detail == 1 else "player not on roll"
         raise InvalidPositionError(
-            f"board {i}: the {side} has {int(totals[i].max())} checkers; at most 15 are allowed"
+            f"board {i}: the {side} has {int(boards[i].sum(axis=1).max())} checkers; "
+            "at most 15 are allowed"
         )
-    clash = (boards[:, 0, :24] > 0) & (boards[:, 1, 23::-1] > 0)
-    bad = np.nonzero(clash.any(axis=1))[0]
-    if bad.size:
-        i = int(bad[0])
-        p = int(np.nonzero(clash[i])[0][0])
-        raise InvalidPositionError(
-            f"board {i}: both sides have checkers on the same point "
-            f"(point {24 - p} of the player on roll)"
-        )
+    raise InvalidPositionError(
+        f"board {i}: both sides have checkers on the same point "
+        f"(point {24 - detail} of the player on roll)"
+    )
 
 
 def as_boards(boards, *, validate: bool = True) -> np.ndarray:

@@ -298,3 +298,27 @@ def test_rounding_noise_and_bad_probabilities_match_the_one_record_path(corpus):
     ref = reference(lines, "jsonl", settings)
     assert out.getvalue() == ref
     assert "win gammon <= win" in ref and ref.count('"source":"noisy-test"') > 400
+
+
+def test_packed_lines_scan_as_the_lines_do(corpus):
+    """Workers get their lines as one ASCII text with line ends (shared
+    memory); the scan of that is the scan of the lines."""
+    from bgfast import analyze
+
+    lines = [t for t in corpus if t.isascii()] + ["4HPwATDgc/ABMA 31"]     # no newline at the end
+    text = "".join(lines).encode("ascii")
+    ends = np.cumsum([len(t) for t in lines]).astype(np.int64)
+    a, b = _analyze.scan(lines, 11), _analyze.scan_packed(text, ends, 11)
+    assert a.keys() == b.keys()
+    for key, value in a.items():
+        assert (value == b[key]) if isinstance(value, (bytes, dict)) else np.array_equal(value, b[key])
+    with pytest.raises(ValueError):
+        _analyze.scan_packed(text, ends + 1, 1)
+    # through the input slots: ASCII chunks go packed, others as they are
+    analyze._shared_slots(2)
+    try:
+        ref = analyze._put_lines((1, lines), 0)
+        assert ref is not None and ref[:2] == ("packed", 1)
+        assert analyze._put_lines((1, ["h\u00e9llo\n"]), 1) is None
+    finally:
+        analyze._release_slots(analyze._SLOTS)
