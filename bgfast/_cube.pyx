@@ -23,6 +23,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t
 from libc.math cimport NAN, fabs
+from libc.string cimport memset
 
 cnp.import_array()
 
@@ -34,6 +35,7 @@ cdef enum:
     OWN_ME = 1
     OWN_OPP = 2
     MAX_POINTS = 4
+    LEVELS = 16                  # cube levels whose MWCs a row remembers
 
 # ---------------------------------------------------------------------------
 # shared pieces
@@ -170,6 +172,12 @@ cdef struct Row:
     const double* pre            # [N, N]: pre[a - 1, b - 1]
     const double* post           # [N]
     int64_t N
+    # remembered per cube level j: the MWCs after k = 1, 2, 3 cubes won by
+    # me (side 0) or the opponent (side 1), and W and L
+    int have[LEVELS]
+    double mv[LEVELS][2][3]
+    double wv[LEVELS]
+    double lv[LEVELS]
 
 
 cdef double _mwc_after(const Row* r, int64_t a, int64_t b) noexcept nogil:
@@ -189,8 +197,7 @@ cdef double _mwc_after(const Row* r, int64_t a, int64_t b) noexcept nogil:
     return r.pre[(a - 1) * r.N + (b - 1)]
 
 
-cdef inline double _M(const Row* r, int k, int j, int side) noexcept nogil:
-    """My MWC after I (side 0) or the opponent (side 1) win k times the cube at level j."""
+cdef inline double _M_direct(const Row* r, int k, int j, int side) noexcept nogil:
     cdef int64_t pts = k * (r.cube << j)
     if side == 0:
         return _mwc_after(r, r.a - pts, r.b)
@@ -204,15 +211,45 @@ cdef double _average(const double* q, double v1, double v2, double v3) noexcept 
     return (q[0] * v1 + q[1] * v2 + q[2] * v3) / s
 
 
-cdef inline double _W(const Row* r, int j) noexcept nogil:
-    return _average(r.win, _M(r, 1, j, 0), _M(r, 2, j, 0), _M(r, 3, j, 0))
+cdef void _level(Row* r, int j) noexcept nogil:
+    """Work out and remember level j's MWCs, W and L."""
+    cdef int k, side
+    for side in range(2):
+        for k in range(3):
+            r.mv[j][side][k] = _M_direct(r, k + 1, j, side)
+    r.wv[j] = _average(r.win, r.mv[j][0][0], r.mv[j][0][1], r.mv[j][0][2])
+    r.lv[j] = _average(r.lose, r.mv[j][1][0], r.mv[j][1][1], r.mv[j][1][2])
+    r.have[j] = 1
 
 
-cdef inline double _L(const Row* r, int j) noexcept nogil:
-    return _average(r.lose, _M(r, 1, j, 1), _M(r, 2, j, 1), _M(r, 3, j, 1))
+cdef inline double _M(Row* r, int k, int j, int side) noexcept nogil:
+    """My MWC after I (side 0) or the opponent (side 1) win k times the cube at level j."""
+    if j >= LEVELS:
+        return _M_direct(r, k, j, side)
+    if not r.have[j]:
+        _level(r, j)
+    return r.mv[j][side][k - 1]
 
 
-cdef double _dead(const Row* r, int j) noexcept nogil:
+cdef inline double _W(Row* r, int j) noexcept nogil:
+    """The MWC of the games I win at level j (by their kinds)."""
+    if j >= LEVELS:
+        return _average(r.win, _M(r, 1, j, 0), _M(r, 2, j, 0), _M(r, 3, j, 0))
+    if not r.have[j]:
+        _level(r, j)
+    return r.wv[j]
+
+
+cdef inline double _L(Row* r, int j) noexcept nogil:
+    """The MWC of the games I lose at level j."""
+    if j >= LEVELS:
+        return _average(r.lose, _M(r, 1, j, 1), _M(r, 2, j, 1), _M(r, 3, j, 1))
+    if not r.have[j]:
+        _level(r, j)
+    return r.lv[j]
+
+
+cdef double _dead(Row* r, int j) noexcept nogil:
     return ((r.win[0] * _M(r, 1, j, 0) + r.win[1] * _M(r, 2, j, 0) + r.win[2] * _M(r, 3, j, 0))
             + (r.lose[0] * _M(r, 1, j, 1) + r.lose[1] * _M(r, 2, j, 1)
                + r.lose[2] * _M(r, 3, j, 1)))
@@ -226,18 +263,18 @@ cdef inline bint _can_double_opp(const Row* r, int j) noexcept nogil:
     return r.state != CRAWFORD and (r.cube << j) < r.b
 
 
-cdef inline double _break_even(const Row* r, int j, double mwc) noexcept nogil:
+cdef inline double _break_even(Row* r, int j, double mwc) noexcept nogil:
     """The winning chance at which ``mwc`` equals playing on at level j + 1
     with a dead cube."""
     cdef double lo = _L(r, j + 1)
     return _ratio(mwc - lo, _W(r, j + 1) - lo)
 
 
-cdef inline double _dead_cp_me(const Row* r, int j) noexcept nogil:
+cdef inline double _dead_cp_me(Row* r, int j) noexcept nogil:
     return _break_even(r, j, _M(r, 1, j, 0))
 
 
-cdef double _cp_me(const Row* r, int j) noexcept nogil:
+cdef double _cp_me(Row* r, int j) noexcept nogil:
     """My winning chance at which the opponent's take of my double at level j breaks even."""
     cdef double tp2, lose2
     if not _can_double_opp(r, j + 1):
@@ -248,7 +285,7 @@ cdef double _cp_me(const Row* r, int j) noexcept nogil:
     return tp2 + (1.0 - tp2) * _ratio(_M(r, 1, j, 0) - lose2, _W(r, j + 1) - lose2)
 
 
-cdef double _tp_me(const Row* r, int j) noexcept nogil:
+cdef double _tp_me(Row* r, int j) noexcept nogil:
     """My take point (my winning chance) when the opponent doubles at level j."""
     cdef double pas = _M(r, 1, j, 1), lo
     if not _can_double_me(r, j + 1):
@@ -257,7 +294,7 @@ cdef double _tp_me(const Row* r, int j) noexcept nogil:
     return _cp_me(r, j + 1) * _ratio(pas - lo, _M(r, 1, j + 1, 0) - lo)
 
 
-cdef double _live(const Row* r, int j, int owner) noexcept nogil:
+cdef double _live(Row* r, int j, int owner) noexcept nogil:
     """The live-cube MWC at level j with the cube at ``owner``."""
     cdef double xs[MAX_POINTS]
     cdef double ys[MAX_POINTS]
@@ -278,11 +315,11 @@ cdef double _live(const Row* r, int j, int owner) noexcept nogil:
     return _interp(r.p[0], xs, ys, n)
 
 
-cdef inline double _cubeful(const Row* r, int j, int owner, double x) noexcept nogil:
+cdef inline double _cubeful(Row* r, int j, int owner, double x) noexcept nogil:
     return x * _live(r, j, owner) + (1.0 - x) * _dead(r, j)
 
 
-cdef void _gammon_prices(const Row* r, int j, double* out) noexcept nogil:
+cdef void _gammon_prices(Row* r, int j, double* out) noexcept nogil:
     """(mine, the opponent's, my backgammon, the opponent's backgammon) prices at level j."""
     cdef double win1 = _M(r, 1, j, 0), win2 = _M(r, 2, j, 0), win3 = _M(r, 3, j, 0)
     cdef double lose1 = _M(r, 1, j, 1), lose2 = _M(r, 2, j, 1), lose3 = _M(r, 3, j, 1)
@@ -337,6 +374,7 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
             r.b = b[i]
             r.state = <int>state[i]
             r.cube = cube[i]
+            memset(r.have, 0, sizeof(r.have))
             nd[i] = _cubeful(&r, 0, <int>owner[i], x_nd[i])
             dt[i] = _cubeful(&r, 1, OWN_OPP, x_dt[i])
             dp[i] = _M(&r, 1, 0, 0)
