@@ -41,6 +41,55 @@ static inline float bgv_sigmoid1(float x)
     return 1.0f / (1.0f + bgv_expf(-x));
 }
 
+/* The points 0..23 of a board row with no checker, one, and two or more,
+   as bit masks (bit i = point i). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline void bgv_point_masks(const uint8_t *row, uint32_t *zero, uint32_t *one,
+                                   uint32_t *two)
+{
+    uint8_t buf[32] = {0};
+    __m128i lo, hi, z = _mm_setzero_si128(), o = _mm_set1_epi8(1);
+    uint32_t m0, m1;
+    memcpy(buf, row, 24);
+    lo = _mm_loadu_si128((const __m128i *)buf);
+    hi = _mm_loadu_si128((const __m128i *)(buf + 16));
+    m0 = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lo, z))
+         | ((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(hi, z)) << 16);
+    m1 = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lo, o))
+         | ((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(hi, o)) << 16);
+    *zero = m0 & 0xFFFFFF;
+    *one = m1 & 0xFFFFFF;
+    *two = ~(m0 | m1) & 0xFFFFFF;
+}
+#else
+static inline void bgv_point_masks(const uint8_t *row, uint32_t *zero, uint32_t *one,
+                                   uint32_t *two)
+{
+    uint32_t z = 0, o = 0, t = 0;
+    int i;
+    for (i = 0; i < 24; i++) {
+        z |= (uint32_t)(row[i] == 0) << i;
+        o |= (uint32_t)(row[i] == 1) << i;
+        t |= (uint32_t)(row[i] >= 2) << i;
+    }
+    *zero = z;
+    *one = o;
+    *two = t;
+}
+#endif
+
+/* the 24-bit mask m mirrored: bit i goes to bit 23 - i */
+static inline uint32_t bgv_mirror24(uint32_t m)
+{
+    static const uint8_t rev[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+    uint32_t r = 0;
+    int k;
+    for (k = 0; k < 6; k++)                      /* nibble k -> nibble 5 - k, reversed */
+        r |= (uint32_t)rev[(m >> (4 * k)) & 15] << (4 * (5 - k));
+    return r;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(BGFAST_NO_CLONES)
 #define BGV_CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -130,6 +179,47 @@ static void bgv_rows(float *h, const float *b, const float *restrict T,
             t += T[(size_t)add[i] * H + l];
         for (i = 0; i < nsub; i++)
             t -= T[(size_t)sub[i] * H + l];
+        h[l] = t;
+    }
+}
+
+/* h += sum over q < nf of f[q] * W[q * H ..], the q in order (rows with
+   f[q] == 0 skipped), 32 hidden units at a time in registers */
+BGV_CLONES
+static void bgv_axpys(float *h, const float *restrict W, const float *restrict f, int nf, int H)
+{
+    int q, j0 = 0, l;
+    bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3;
+    const float *r;
+    float t;
+    for (; j0 + 32 <= H; j0 += 32) {
+        memcpy(&a0, h + j0, 32);
+        memcpy(&a1, h + j0 + 8, 32);
+        memcpy(&a2, h + j0 + 16, 32);
+        memcpy(&a3, h + j0 + 24, 32);
+        for (q = 0; q < nf; q++) {
+            if (f[q] == 0.0f)
+                continue;
+            r = W + (size_t)q * H + j0;
+            memcpy(&r0, r, 32);
+            memcpy(&r1, r + 8, 32);
+            memcpy(&r2, r + 16, 32);
+            memcpy(&r3, r + 24, 32);
+            a0 += f[q] * r0;
+            a1 += f[q] * r1;
+            a2 += f[q] * r2;
+            a3 += f[q] * r3;
+        }
+        memcpy(h + j0, &a0, 32);
+        memcpy(h + j0 + 8, &a1, 32);
+        memcpy(h + j0 + 16, &a2, 32);
+        memcpy(h + j0 + 24, &a3, 32);
+    }
+    for (l = j0; l < H; l++) {
+        t = h[l];
+        for (q = 0; q < nf; q++)
+            if (f[q] != 0.0f)
+                t += f[q] * W[(size_t)q * H + l];
         h[l] = t;
     }
 }
