@@ -5,7 +5,10 @@ from bgfast._rollout cimport Rng
 
 cdef enum:
     NET_SIDE_INPUTS = 98         # 24 points x 4 units, bar, borne off
-    NET_INPUTS = 196             # on-roll side first, then the opponent
+    NET_RAW_INPUTS = 196         # on-roll side first, then the opponent
+    NET_SIDE_FEATURES = 5        # hand-made contact features per side (see _net.pyx)
+    NET_FEATURES = 10            # on-roll side first, then the opponent
+    NET_INPUTS = 206             # raw inputs, then the features
     NET_OUTPUTS = 5
     NET_MAX_HIDDEN = 256
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
@@ -19,7 +22,7 @@ cdef enum:
 cdef struct NetC:
     int H
     int tables                   # use the bear-off tables of bgfast._evaluate
-    float* w1[2]                 # [NET_INPUTS, H]
+    float* w1[2]                 # [NET_INPUTS, H] (the feature rows last)
     float* b1[2]                 # [H]
     float* w2[2]                 # [H, 5]
     float* b2[2]                 # [5]
@@ -36,6 +39,8 @@ cdef struct NetCtx:
 
 cdef int netctx_init(NetCtx* c) noexcept nogil
 cdef void netctx_free(NetCtx* c) noexcept nogil
+# the NET_FEATURES hand-made inputs of board b (player on roll in row 1)
+cdef void net_features(const uint8_t* b, float* f) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables

@@ -6,19 +6,22 @@ and ``bgfast.duel`` for the public API.
 
 Net: inputs TD-Gammon style, 98 per side (on-roll side first): for each of
 the 24 points 4 units (n >= 1, n >= 2, n >= 3, (n - 3) / 2 when n > 3), the
-bar (n / 2) and the borne-off checkers (n / 15).  One sigmoid hidden layer,
+bar (n / 2) and the borne-off checkers (n / 15); then 10 hand-made contact
+features, 5 per side (on-roll side first; see ``net_features``).  One sigmoid hidden layer,
 5 sigmoid outputs (win, win gammon, win backgammon, lose gammon, lose
 backgammon) for the player on roll.  Two nets: contact and race.
 
 Speed: the first layer is folded into a table T[(side, slot, count)] of
 hidden-sum rows, so a forward pass adds one row per occupied slot, and the
 plays of one roll are evaluated incrementally from the hidden sums of the
-board before the play (only the slots a play changes are updated).
+board before the play (only the slots a play changes are updated).  The
+features are not slot-local: they are computed for each board and added
+after the table sum (h += f_q * w1[196 + q]).
 """
 import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t, uint32_t
 from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expf, log, sqrt, cos
@@ -61,8 +64,210 @@ cdef inline void _subrow(float* h, const float* r, int H) noexcept nogil:
         h[j] -= r[j]
 
 
+# ---------------------------------------------------------------------------
+# hand-made contact features
+# ---------------------------------------------------------------------------
+#
+# Per side X (the other side Y), five inputs, in this order:
+#   0  shots: the rolls (of 36) with which Y, rolling now, hits at least one
+#      blot of X, / 36.  Y's checkers on the bar enter first (a blot on the
+#      entry point is hit by entering); single dice, both dice with one
+#      checker (an open intermediate point) and up to four steps of a double
+#      (all intermediate points open).  Not modelled: the rule that both dice
+#      must be played when possible, bear-off moves.
+#   1  trapped: 36 minus the escapes, / 36.  Escapes: the rolls (of 36) that
+#      move X's rearmost checker (at distance s from home, 25 on the bar) past
+#      every point Y holds (2+ checkers) within the 12 points in front of it
+#      and outside X's home board (X's distances max(7, s - 12) .. s - 1),
+#      landing on an open point by one die, both dice (an open intermediate)
+#      or up to four steps of a double; 36 when no such point is in front of
+#      it (so the input is 0).
+#   2  the longest run of consecutive points X holds, / 6.
+#   3  the distance of X's rearmost checker (25 on the bar, 0 when none), / 25.
+#   4  dance: when X has a checker on the bar, (k / 6)^2 for the k points Y
+#      holds in its home board (the chance that one checker stays out); else 0.
+# The pip counts, anchors and checkers back are linear in the raw inputs, so
+# they are not features.
+
+# Bit masks below: bit r stands for the distance r (1..24) from home of the
+# side that moves (25 = its bar).
+
+cdef inline int _hit2(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1, int d2) noexcept nogil:
+    """Whether the non-double (d1, d2) hits a blot: O the mover's points, OPN
+    the points open to it, B the blots, nb its checkers on the bar."""
+    cdef int o, a, c, e
+    if nb >= 2:
+        return ((B >> (25 - d1)) | (B >> (25 - d2))) & 1
+    if nb == 1:
+        for o in range(2):
+            a = d1 if o == 0 else d2
+            c = d2 if o == 0 else d1
+            e = 25 - a
+            if (OPN >> e) & 1:
+                if (B >> e) & 1:
+                    return 1
+                if B & ((O | (<uint32_t>1 << e)) >> c):
+                    return 1
+        return 0
+    return (B & ((O >> d1) | (O >> d2))) != 0 or \
+        (B & (O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))) != 0
+
+
+cdef inline int _hitd(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d) noexcept nogil:
+    """Whether the double (d, d) hits a blot (see _hit2)."""
+    cdef int m = 4, e, k
+    cdef uint32_t P = B
+    if nb:
+        e = 25 - d
+        if not (OPN >> e) & 1:
+            return 0
+        if (B >> e) & 1:
+            return 1
+        if nb >= 4:
+            return 0
+        m = 4 - nb
+        O |= <uint32_t>1 << e
+    for k in range(1, m + 1):
+        if P & (O >> (k * d)):
+            return 1
+        P &= OPN >> (k * d)          # blots whose path so far is open
+        if not P:
+            return 0
+    return 0
+
+
+cdef extern from *:
+    int __builtin_popcount(unsigned int) nogil
+    int __builtin_clz(unsigned int) nogil
+    int __builtin_ctz(unsigned int) nogil
+
+
+cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept nogil:
+    """The rolls (of 36) with which the mover hits at least one blot (see _hit2)."""
+    cdef int cnt = 0, d1, d2
+    if B == 0:
+        return 0
+    for d1 in range(1, 7):
+        if _hitd(O, OPN, B, nb, d1):
+            cnt += 1
+        for d2 in range(1, d1):
+            if _hit2(O, OPN, B, nb, d1, d2):
+                cnt += 2
+    return cnt
+
+
+cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
+    """The rolls (of 36) that move a checker at distance s past the points Bk
+    (the opponent's, in the mover's distances) in front of it."""
+    cdef uint32_t W, G
+    cdef int lo = s - 12, f, r, d1, d2, k, cnt = 0, esc
+    if lo < 7:
+        lo = 7
+    if s <= lo:
+        return 36
+    W = Bk & ((<uint32_t>1 << s) - (<uint32_t>1 << lo))
+    if W == 0:
+        return 36
+    f = __builtin_ctz(W)
+    G = ((<uint32_t>1 << f) - 2) & ~Bk       # open landing points past them
+    for d1 in range(1, 7):
+        r = s                                # doubles: up to four steps
+        for k in range(4):
+            r -= d1
+            if r < 1 or (Bk >> r) & 1:
+                break
+            if (G >> r) & 1:
+                cnt += 1
+                break
+        for d2 in range(1, d1):
+            esc = ((G >> (s - d1)) | (G >> (s - d2))) & 1
+            r = s - d1 - d2
+            if (not esc and r >= 1 and (G >> r) & 1
+                    and not ((Bk >> (s - d1)) & (Bk >> (s - d2)) & 1)):
+                esc = 1
+            if esc:
+                cnt += 2
+    return cnt
+
+
+cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
+    # masks per side q (0 = on roll, row 1 of b): in its own distances the
+    # points it occupies and holds; in the other side's distances its points
+    # open to the other side, its blots and the points it holds
+    cdef uint32_t occ[2]
+    cdef uint32_t held[2]
+    cdef uint32_t opn[2]
+    cdef uint32_t blot[2]
+    cdef uint32_t hmir[2]
+    cdef const uint8_t* row
+    cdef uint32_t m, own, other
+    cdef int q, i, n, s, run
+    for q in range(2):
+        row = b + 25 if q == 0 else b
+        occ[q] = 0
+        held[q] = 0
+        opn[q] = 0
+        blot[q] = 0
+        hmir[q] = 0
+        for i in range(24):
+            n = row[i]
+            own = <uint32_t>1 << (i + 1)
+            other = <uint32_t>1 << (24 - i)
+            if n == 0:
+                opn[q] |= other
+            elif n == 1:
+                occ[q] |= own
+                opn[q] |= other
+                blot[q] |= other
+            else:
+                occ[q] |= own
+                held[q] |= own
+                hmir[q] |= other
+    for q in range(2):
+        row = b + 25 if q == 0 else b
+        # the other side (1 - q) rolls at q's blots
+        f[0] = _shots(occ[1 - q], opn[q], blot[q], (b if q == 0 else b + 25)[24]) * (1.0 / 36.0)
+        if row[24]:
+            s = 25
+        elif occ[q]:
+            s = 31 - __builtin_clz(occ[q])
+        else:
+            s = 0
+        f[1] = (36 - (_escapes(hmir[1 - q], s) if s > 0 else 36)) * (1.0 / 36.0)
+        run = 0
+        m = held[q]
+        while m:
+            m &= m << 1
+            run += 1
+        f[2] = run * (1.0 / 6.0)
+        f[3] = s * (1.0 / 25.0)
+        if row[24]:
+            n = __builtin_popcount(held[1 - q] & 0x7E)
+            f[4] = (n * n) * (1.0 / 36.0)
+        else:
+            f[4] = 0.0
+        f += NET_SIDE_FEATURES
+
+
+cdef inline void _add_features(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
+    """h += the feature rows of w1 times the features of b."""
+    cdef float f[NET_FEATURES]
+    cdef int q, H = net.H
+    cdef const float* w = net.w1[k] + NET_RAW_INPUTS * H
+    net_features(b, f)
+    for q in range(NET_FEATURES):
+        if f[q] != 0.0:
+            _axpy(h, w + q * H, f[q], H)
+
+
 cdef void _full_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
     """Hidden sums (before the sigmoid) of board b for net k."""
+    _table_sums(net, k, b, h)
+    _add_features(net, k, b, h)
+
+
+cdef void _table_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
+    """The raw-input part of the hidden sums of board b for net k."""
     cdef int H = net.H, side, i, n, tot
     cdef const float* T = net.T[k]
     cdef const uint8_t* row
@@ -170,7 +375,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
         return
     k = 0 if board_contact(r) else 1
     if not c.hbv[k]:
-        _full_sums(net, k, c.base, c.hb[k])
+        _table_sums(net, k, c.base, c.hb[k])
         c.hbv[k] = 1
     T = net.T[k]
     memcpy(h, c.hb[k], H * sizeof(float))
@@ -194,6 +399,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
                 _subrow(h, T + _slot_row(side, 25, 15 - tn) * H, H)
             if tm < 15:
                 _addrow(h, T + _slot_row(side, 25, 15 - tm) * H, H)
+    _add_features(net, k, r, h)
     _outputs(net, k, h, p)
 
 
@@ -381,7 +587,7 @@ cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1,
 
 cdef class Model:
     """Weights of the contact (0) and race (1) nets, float32:
-    w1[2, 196, H], b1[2, H], w2[2, H, 5], b2[2, 5].  The arrays are used in
+    w1[2, 206, H], b1[2, H], w2[2, H, 5], b2[2, 5].  The arrays are used in
     place (training updates them); call :meth:`refresh` after changing them
     from Python."""
 
@@ -561,8 +767,20 @@ cdef void _del_ctx(NetCtx* c) noexcept nogil:
         free(c)
 
 
+def features(const uint8_t[:, :, ::1] boards):
+    """The hand-made features float32[N, 10] (see the comment at net_features)."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.zeros((n, NET_FEATURES), dtype=np.float32)
+    cdef float[:, ::1] x = out
+    with nogil:
+        for i in range(n):
+            net_features(&boards[i, 0, 0], &x[i, 0])
+    return out
+
+
 def encode(const uint8_t[:, :, ::1] boards):
-    """Dense inputs float32[N, 196] (for tests and references)."""
+    """Dense inputs float32[N, 206]: the 196 raw inputs, then the 10 features
+    (for tests and references)."""
     cdef Py_ssize_t n = boards.shape[0], i
     out = np.zeros((n, NET_INPUTS), dtype=np.float32)
     cdef float[:, ::1] x = out
@@ -579,6 +797,7 @@ def encode(const uint8_t[:, :, ::1] boards):
 cdef int _active(const uint8_t* b, int* ai, float* av) noexcept nogil:
     """The non-zero inputs of b (indices and values); returns their count."""
     cdef int side, i, n, tot, o, m = 0
+    cdef float f[NET_FEATURES]
     cdef const uint8_t* row
     for side in range(2):
         row = b + 25 if side == 0 else b
@@ -612,6 +831,12 @@ cdef int _active(const uint8_t* b, int* ai, float* av) noexcept nogil:
         if tot < 15:
             ai[m] = o + 97
             av[m] = (15 - tot) / 15.0
+            m += 1
+    net_features(b, f)
+    for i in range(NET_FEATURES):
+        if f[i] != 0.0:
+            ai[m] = NET_RAW_INPUTS + i
+            av[m] = f[i]
             m += 1
     return m
 

@@ -3,7 +3,11 @@
 The net (see ``bgfast._net``) has TD-Gammon style inputs, 98 per side (the
 player on roll first): for each of the 24 points 4 units (n >= 1, n >= 2,
 n >= 3, (n - 3) / 2 above 3), the bar (n / 2) and the borne-off checkers
-(n / 15) -- layout name :data:`LAYOUT`.  One sigmoid hidden layer and 5
+(n / 15); then 10 hand-made contact features, 5 per side (on-roll side
+first): shots (the rolls of the other side that hit a blot), escapes of the
+rearmost checker, the longest prime, the rearmost checker's distance, and
+the chance of dancing from the bar (exact definitions in ``bgfast._net``,
+values from :func:`features`) -- layout name :data:`LAYOUT`.  One sigmoid hidden layer and 5
 sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
 backgammon, lose gammon, lose backgammon)`` for the player on roll.  There
 are two nets of the same shape, one for contact and one for race positions;
@@ -13,12 +17,15 @@ Weights file (numpy ``.npz``)::
 
     format_version  int      FORMAT_VERSION
     layout          str      LAYOUT
-    w1 float32[2, 196, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
+    w1 float32[2, 206, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
     checksum        str      sha256 of the four arrays (see :func:`checksum`)
     meta            str      JSON: how the weights were made (training state)
 
 :func:`load` raises :class:`NetFileError` (a :class:`bgfast.errors.DatabaseError`)
-for a missing, truncated, corrupt or mismatched file.
+for a missing, truncated, corrupt or mismatched file.  A file of the
+previous layout (:data:`PREVIOUS_LAYOUT`, the raw inputs only) is read only
+with ``previous=True``: its net gets zero weights on the features, so it
+evaluates exactly as before (the start of training with the features).
 """
 from __future__ import annotations
 
@@ -37,12 +44,16 @@ from .errors import DatabaseError, InvalidDiceError
 from .evaluate import Evaluator, register_evaluator, _ensure_tables
 from .position import as_boards
 
-__all__ = ["FORMAT_VERSION", "LAYOUT", "NetFileError", "Net", "NetEvaluator",
-           "load", "save", "default_net", "default_weights_path", "checksum", "random_net"]
+__all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
+           "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum",
+           "random_net", "features"]
 
 FORMAT_VERSION = 1
-LAYOUT = "td4-196"          # 2 sides x (24 points x 4 units + bar + off)
-INPUTS = 196
+LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
+INPUTS = 206
+PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
+PREVIOUS_INPUTS = 196
+FEATURE_NAMES = ("shots", "escapes", "prime", "rearmost", "dance")
 _ARRAYS = ("w1", "b1", "w2", "b2")
 
 
@@ -110,6 +121,12 @@ class Net:
         return counts, results
 
 
+def features(boards) -> np.ndarray:
+    """The hand-made features float32[N, 10] of boards (player on roll
+    first, then the opponent; per side :data:`FEATURE_NAMES`)."""
+    return _net.features(as_boards(boards))
+
+
 def random_net(hidden: int = 64, seed: int = 0, scale: float = 0.1) -> Net:
     """Small random weights (the start of training), seeded."""
     rng = np.random.default_rng(seed)
@@ -129,8 +146,11 @@ def save(net: Net, path) -> None:
                             meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a)
 
 
-def load(path) -> Net:
-    """Read a weights file written by :func:`save`; :class:`NetFileError` if it is not valid."""
+def load(path, *, previous: bool = False) -> Net:
+    """Read a weights file written by :func:`save`; :class:`NetFileError` if it is not valid.
+
+    ``previous``: also accept a file of :data:`PREVIOUS_LAYOUT` (no
+    features); the feature weights are then zero."""
     name = os.fspath(path) if not hasattr(path, "read_bytes") else str(path)
     try:
         data = path.read_bytes() if hasattr(path, "read_bytes") else open(path, "rb").read()
@@ -155,12 +175,23 @@ def load(path) -> Net:
     if version != FORMAT_VERSION:
         raise NetFileError(f"{name} has net format version {version}; this bgfast reads version "
                            f"{FORMAT_VERSION}")
-    if layout != LAYOUT:
+    old = previous and layout == PREVIOUS_LAYOUT
+    if layout != LAYOUT and not old:
         raise NetFileError(f"{name} has input layout {layout!r}; this bgfast uses {LAYOUT!r}")
     if any(a[k].dtype != np.float32 for k in _ARRAYS):
         raise NetFileError(f"{name}: the weights must be float32")
     if checksum(**a) != stored:
         raise NetFileError(f"{name} is corrupt: checksum mismatch")
+    if old:
+        w1 = a["w1"]
+        if w1.ndim != 3 or w1.shape[:2] != (2, PREVIOUS_INPUTS):
+            raise NetFileError(f"{name}: w1 has shape {w1.shape}, not (2, {PREVIOUS_INPUTS}, H)")
+        a["w1"] = np.concatenate(
+            [w1, np.zeros((2, INPUTS - PREVIOUS_INPUTS, w1.shape[2]), np.float32)], axis=1)
+        # the previous metadata is kept (a training run started from this net
+        # replaces "train"; its copy in "extended_from" stays)
+        meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
+                                          "meta": json.loads(json.dumps(meta))}}
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"])
     except ValueError as exc:

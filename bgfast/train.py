@@ -58,7 +58,9 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     round size and net shape come from the file; ``alpha`` may change); a new
     run when ``out`` does not exist yet.
     ``init``: start from these weights (a path or :class:`bgfast.net.Net`)
-    instead of random ones.  Checkpoints are written to ``out`` every
+    instead of random ones; a file of the previous input layout (no
+    features, :data:`bgfast.net.PREVIOUS_LAYOUT`) is extended with zero
+    feature weights, so training starts from exactly its strength.  Checkpoints are written to ``out`` every
     ``checkpoint_every`` games and at the end.  Returns the training state
     (also stored as ``meta["train"]`` in the file).
     """
@@ -79,7 +81,7 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
         plies = int(st.get("plies", 0))
     else:
         if init is not None:
-            net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init)
+            net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init, previous=True)
         else:
             net = _netmod.random_net(hidden, seed)
         done, history, seconds, plies = 0, [], 0.0, 0

@@ -42,8 +42,10 @@ def rnet():
 
 
 def _encode_ref(b):
-    """Reference encoding in numpy, written from the layout description."""
-    x = np.zeros(196, np.float32)
+    """Reference encoding in numpy, written from the layout description (the
+    features, tested on their own below, from the kernel)."""
+    x = np.zeros(206, np.float32)
+    x[196:] = _net.features(np.ascontiguousarray(b[None], dtype=np.uint8))[0]
     for side, row in ((0, b[1]), (1, b[0])):
         o = side * 98
         for i in range(24):
@@ -78,6 +80,143 @@ def test_encoding_matches_reference(boards):
     x = _net.encode(boards[:200])
     ref = np.array([_encode_ref(b) for b in boards[:200]])
     np.testing.assert_allclose(x, ref, atol=1e-7)
+
+
+def _pos_board(on_roll: dict, opp: dict):
+    """A board from {point: checkers} of each side (point 25 = the bar)."""
+    b = np.zeros((2, 25), dtype=np.uint8)
+    for row, side in ((1, on_roll), (0, opp)):
+        for p, n in side.items():
+            b[row, p - 1] = n
+    return b
+
+
+# the rolls that hit a lone blot d pips away with nothing in between (the
+# standard table): 11, 12, 14, 15, 15, 17, 6, 6, 5, 3, 2, 3
+SHOTS_BY_DISTANCE = {1: 11, 2: 12, 3: 14, 4: 15, 5: 15, 6: 17, 7: 6, 8: 6, 9: 5, 10: 3, 11: 2,
+                     12: 3}
+
+
+@pytest.mark.parametrize("d", sorted(SHOTS_BY_DISTANCE))
+def test_shots_of_a_lone_blot(d):
+    # the player on roll has one checker on its 14-point (the rest home on its
+    # 1-point); the opponent a blot d pips in front of it (the rest on its own
+    # 1-point, which is the roller's 24-point: behind the roller's checker)
+    b = _pos_board({14: 1, 1: 14}, {25 - (14 - d): 1, 1: 14})
+    f = netmod.features(b[None])[0]
+    assert round(f[5] * 36) == SHOTS_BY_DISTANCE[d]       # shots against the opponent
+    # the mirror image: the opponent's lone checker hits the roller's blot
+    assert round(f[0] * 36) == SHOTS_BY_DISTANCE[d]
+
+
+def test_shots_blocked_and_from_the_bar():
+    # a blot 6 away with the opponent holding the points 2 and 3 pips in front
+    # of the hitter: direct 6s (11), 5-1 (2), 4-2 (via 4 pips, 2), not 3-3 or 2-2
+    b = _pos_board({14: 1, 1: 14}, {25 - 8: 1, 25 - 12: 2, 25 - 11: 2, 1: 10})
+    f = netmod.features(b[None])[0]
+    assert round(f[5] * 36) == 11 + 2 + 2
+    # one checker on the bar and an opponent blot on the roller's 20-point:
+    # entering with a 5 hits (11 rolls), so do 4-1 and 3-2 (enter, then go on
+    # with the entered checker); 1-1 reaches only the 21-point
+    b = _pos_board({25: 1, 6: 14}, {5: 1, 24: 14})
+    f = netmod.features(b[None])[0]
+    assert round(f[5] * 36) == 11 + 2 + 2
+    # two on the bar: only the entering checkers hit: the 11 rolls with a 5
+    b = _pos_board({25: 2, 6: 13}, {5: 1, 24: 14})
+    assert round(netmod.features(b[None])[0][5] * 36) == 11
+    # no blots, no shots
+    assert netmod.features(_pos_board({6: 15}, {6: 15})[None])[0][[0, 5]].tolist() == [0, 0]
+
+
+def _exact_shots(b):
+    """Rolls of 36 with which the player on roll can legally hit (move generator)."""
+    n = 0
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            offs, res = legal_plays_batch(b[None], np.array([[d1, d2]], np.int64))
+            if (res[offs[0]:offs[1], 1, 24] > b[0, 24]).any():
+                n += 1
+    return n
+
+
+def test_shots_agree_with_the_move_generator(boards):
+    """The shot count ignores only rare rules (both dice must be played, bear-off
+    moves): it equals the exact count on almost every board, never far off."""
+    sub = boards[:400]
+    got = np.rint(netmod.features(sub)[:, 5] * 36).astype(int)
+    exact = np.array([_exact_shots(b) for b in sub])
+    assert (got == exact).mean() >= 0.98
+    assert np.abs(got - exact).max() <= 4
+    assert (exact > 0).mean() > 0.3          # the boards have shots to count
+
+
+def test_escapes_prime_rearmost_dance():
+    # the roller's back checker on its 24-point; the opponent holds its 7- and
+    # 8-points (the roller's 18 and 17; its point 23 is in the roller's home
+    # board, no block): the checker must reach the 16-point or lower, not via
+    # 18 or 17: 6-2, 6-3, 6-4, 6-5, 5-3, 5-4 (12 rolls) and 5-5, 4-4 (2) escape,
+    # so 22 rolls keep it trapped
+    b = _pos_board({24: 1, 6: 4, 5: 4, 4: 3, 3: 3}, {7: 2, 8: 2, 23: 11})
+    f = netmod.features(b[None])[0]
+    assert round(f[1] * 36) == 36 - 14
+    assert f[2] == pytest.approx(4 / 6)         # points 3, 4, 5, 6
+    assert f[3] == pytest.approx(24 / 25)
+    assert f[4] == 0
+    # the opponent's rearmost checker (its 23-point) is in front of the
+    # roller's 3..6 (its 19..22): it escapes with any 5 or 6 (20 rolls) only
+    assert round(f[6] * 36) == 36 - 20
+    assert f[7] == pytest.approx(2 / 6)         # the opponent's 7 and 8
+    assert f[8] == pytest.approx(23 / 25)
+    # with no point in front of it, every roll "escapes"
+    b = _pos_board({24: 1, 1: 14}, {7: 2, 8: 2, 23: 11})
+    assert netmod.features(b[None])[0][6] == 0
+    # on the bar against a 3-point board: dances with 9 of the 36 rolls
+    b = _pos_board({25: 1, 6: 14}, {1: 2, 2: 2, 3: 2, 13: 9})
+    f = netmod.features(b[None])[0]
+    assert f[3] == 1.0 and f[4] == pytest.approx(9 / 36) and f[9] == 0
+
+
+def test_extended_previous_net_ignores_the_features(tmp_path, boards):
+    """A file of the previous layout loads only with previous=True, with zero
+    feature weights: it evaluates by the raw inputs alone."""
+    n = netmod.random_net(hidden=12, seed=4, scale=0.5)
+    a = n.arrays()
+    old = {**a, "w1": a["w1"][:, :196].copy()}
+    path = tmp_path / "old.npz"
+    with open(path, "wb") as f:
+        np.savez(f, format_version=np.int64(netmod.FORMAT_VERSION),
+                 layout=np.str_(netmod.PREVIOUS_LAYOUT), checksum=np.str_(netmod.checksum(**old)),
+                 meta=np.str_('{"train": {"games_done": 5}}'), **old)
+    with pytest.raises(netmod.NetFileError, match="input layout"):
+        netmod.load(path)
+    ext = netmod.load(path, previous=True)
+    w1 = ext.arrays()["w1"]
+    assert w1.shape == (2, 206, 12) and not w1[:, 196:].any()
+    np.testing.assert_array_equal(w1[:, :196], old["w1"])
+    assert ext.meta["extended_from"]["meta"]["train"]["games_done"] == 5
+    cls = classify_boards(boards)
+    got = ext.evaluate_batch(boards, tables=False)
+    x = np.array([_encode_ref(b) for b in boards])[:, :196].astype(np.float64)
+    for k in (0, 1):
+        sel = (cls == PositionClass.CONTACT) if k == 0 else (cls != PositionClass.CONTACT)
+        h = 1 / (1 + np.exp(-(x[sel] @ old["w1"][k] + old["b1"][k])))
+        p = 1 / (1 + np.exp(-(h @ old["w2"][k] + old["b2"][k])))
+        assert np.abs(got[sel, 0] - p[:, 0]).max() < 2e-5
+
+
+def test_features_matter_in_the_forward_pass(boards, rnet):
+    """Changing only a feature weight row changes the outputs of the boards with that feature."""
+    a = rnet.arrays()
+    w1 = a["w1"].copy()
+    w1[0, 196 + 5] += 1.0                         # shots against the opponent, contact net
+    m = netmod.Net(_net.Model(w1, a["b1"], a["w2"], a["b2"]))
+    f = netmod.features(boards)
+    cls = classify_boards(boards)
+    diff = np.abs(m.evaluate_batch(boards, tables=False) - rnet.evaluate_batch(boards, tables=False))
+    moved = diff.max(axis=1) > 1e-6
+    contact_shots = (cls == PositionClass.CONTACT) & (f[:, 5] > 0)
+    assert contact_shots.sum() > 50
+    np.testing.assert_array_equal(moved, contact_shots)
 
 
 def test_forward_matches_numpy_reference(boards, rnet):

@@ -26,7 +26,8 @@ from . import emit_json, main
               help="Games between checkpoints (written to OUT).")
 @click.option("--resume", is_flag=True, help="Continue the run checkpointed in OUT (a new run if OUT does not exist).")
 @click.option("--init", "init", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Start from these weights instead of random ones.")
+              help="Start from these weights instead of random ones (a net of the previous "
+                   "input layout, without features, gets zero feature weights).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the training state as JSON.")
 def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
