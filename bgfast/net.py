@@ -4,8 +4,8 @@ The net (see ``bgfast._net``) has TD-Gammon style inputs, 98 per side (the
 player on roll first): for each of the 24 points 4 units (n >= 1, n >= 2,
 n >= 3, (n - 3) / 2 above 3), the bar (n / 2) and the borne-off checkers
 (n / 15); then 10 hand-made contact features, 5 per side (on-roll side
-first): shots (the rolls of the other side that hit a blot), escapes of the
-rearmost checker, the longest prime, the rearmost checker's distance, and
+first): shots (the rolls of the other side that hit a blot), the rolls that
+leave the rearmost checker trapped, the longest prime, the rearmost checker's distance, and
 the chance of dancing from the bar (exact definitions in ``bgfast._net``,
 values from :func:`features`) -- layout name :data:`LAYOUT`.  One sigmoid hidden layer and 5
 sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
@@ -46,14 +46,14 @@ from .position import as_boards
 
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum",
-           "random_net", "features"]
+           "random_net", "features", "FEATURE_NAMES"]
 
 FORMAT_VERSION = 1
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
 PREVIOUS_INPUTS = 196
-FEATURE_NAMES = ("shots", "escapes", "prime", "rearmost", "dance")
+FEATURE_NAMES = ("shots", "trapped", "prime", "rearmost", "dance")
 _ARRAYS = ("w1", "b1", "w2", "b2")
 
 
