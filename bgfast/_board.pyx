@@ -105,27 +105,27 @@ cdef bint board_possible(const uint8_t* b) noexcept nogil:
     return board_too_many(b) == 0 and board_clash(b) == 0
 
 
+cdef Py_ssize_t _first(const uint8_t[:, :, ::1] boards, bint clash, int* k) noexcept nogil:
+    """The first board with too many checkers (or, ``clash``, a point both
+    sides hold), -1 if none; its board_too_many / board_clash code in k."""
+    cdef Py_ssize_t i
+    for i in range(boards.shape[0]):
+        k[0] = board_clash(&boards[i, 0, 0]) if clash else board_too_many(&boards[i, 0, 0])
+        if k[0]:
+            return i
+    return -1
+
+
 def first_impossible(const uint8_t[:, :, ::1] boards):
     """``(i, kind, detail)`` of the first impossible board, or None: the
     first board with a side above 15 checkers (kind 0, detail 0 = row 0,
     1 = row 1), else the first with a point held by both sides (kind 1,
     detail = the point's index p in row 0)."""
-    cdef Py_ssize_t n = boards.shape[0], i, bad = -1
-    cdef int k = 0
-    with nogil:
-        for i in range(n):
-            k = board_too_many(&boards[i, 0, 0])
-            if k:
-                bad = i
-                break
-    if bad >= 0:
-        return int(bad), 0, k - 1
-    with nogil:
-        for i in range(n):
-            k = board_clash(&boards[i, 0, 0])
-            if k:
-                bad = i
-                break
-    if bad >= 0:
-        return int(bad), 1, k - 1
+    cdef Py_ssize_t bad
+    cdef int k = 0, kind
+    for kind in range(2):
+        with nogil:
+            bad = _first(boards, kind == 1, &k)
+        if bad >= 0:
+            return int(bad), kind, k - 1
     return None

@@ -231,22 +231,23 @@ cdef inline double _M(Row* r, int k, int j, int side) noexcept nogil:
     return r.mv[j][side][k - 1]
 
 
-cdef inline double _W(Row* r, int j) noexcept nogil:
-    """The MWC of the games I win at level j (by their kinds)."""
+cdef inline double _value(Row* r, int j, int side) noexcept nogil:
+    """The MWC of the games I win (side 0: W) or lose (side 1: L) at level
+    j, by their kinds."""
+    cdef const double* q = &r.win[0] if side == 0 else &r.lose[0]
     if j >= LEVELS:
-        return _average(r.win, _M(r, 1, j, 0), _M(r, 2, j, 0), _M(r, 3, j, 0))
+        return _average(q, _M(r, 1, j, side), _M(r, 2, j, side), _M(r, 3, j, side))
     if not r.have[j]:
         _level(r, j)
-    return r.wv[j]
+    return r.wv[j] if side == 0 else r.lv[j]
+
+
+cdef inline double _W(Row* r, int j) noexcept nogil:
+    return _value(r, j, 0)
 
 
 cdef inline double _L(Row* r, int j) noexcept nogil:
-    """The MWC of the games I lose at level j."""
-    if j >= LEVELS:
-        return _average(r.lose, _M(r, 1, j, 1), _M(r, 2, j, 1), _M(r, 3, j, 1))
-    if not r.have[j]:
-        _level(r, j)
-    return r.lv[j]
+    return _value(r, j, 1)
 
 
 cdef double _dead(Row* r, int j) noexcept nogil:
