@@ -93,29 +93,27 @@ cdef inline int _slot_row(int side, int slot, int n) noexcept nogil:
 # Bit masks below: bit r stands for the distance r (1..24) from home of the
 # side that moves (25 = its bar).
 
-cdef inline int _hit2(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1, int d2) noexcept nogil:
-    """Whether the non-double (d1, d2) hits a blot: O the mover's points, OPN
-    the points open to it, B the blots, nb its checkers on the bar."""
+cdef inline int _hit2_bar(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1, int d2) noexcept nogil:
+    """Whether the non-double (d1, d2) hits a blot when the mover has nb >= 1
+    checkers on the bar: O the mover's points, OPN the points open to it, B
+    the blots.  (Without a bar checker, see _shots.)"""
     cdef int o, a, c, e
     if nb >= 2:
         return ((B >> (25 - d1)) | (B >> (25 - d2))) & 1
-    if nb == 1:
-        for o in range(2):
-            a = d1 if o == 0 else d2
-            c = d2 if o == 0 else d1
-            e = 25 - a
-            if (OPN >> e) & 1:
-                if (B >> e) & 1:
-                    return 1
-                if B & ((O | (<uint32_t>1 << e)) >> c):
-                    return 1
-        return 0
-    return (B & ((O >> d1) | (O >> d2))) != 0 or \
-        (B & (O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))) != 0
+    for o in range(2):
+        a = d1 if o == 0 else d2
+        c = d2 if o == 0 else d1
+        e = 25 - a
+        if (OPN >> e) & 1:
+            if (B >> e) & 1:
+                return 1
+            if B & ((O | (<uint32_t>1 << e)) >> c):
+                return 1
+    return 0
 
 
 cdef inline int _hitd(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d) noexcept nogil:
-    """Whether the double (d, d) hits a blot (see _hit2)."""
+    """Whether the double (d, d) hits a blot (see _hit2_bar; nb may be 0)."""
     cdef int m = 4, e, k
     cdef uint32_t P = B
     if nb:
@@ -144,14 +142,16 @@ cdef extern from *:
 
 
 cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept nogil:
-    """The rolls (of 36) with which the mover hits at least one blot (see _hit2)."""
+    """The rolls (of 36) with which the mover hits at least one blot (O, OPN,
+    B, nb as in _hit2_bar)."""
     cdef int cnt = 0, d1, d2
     cdef uint32_t D[7]
     if B == 0:
         return 0
     if nb == 0:
-        # _hit2 without a checker on the bar, branch-free: D[d] the blots
-        # one die d hits from a point of the mover
+        # no checker on the bar, branch-free: a non-double hits with either
+        # die (D[d]: the blots one die d hits from a point of the mover) or
+        # with both, one checker over an open intermediate point
         for d1 in range(1, 7):
             D[d1] = B & (O >> d1)
         for d1 in range(1, 7):
@@ -164,7 +164,7 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
         if _hitd(O, OPN, B, nb, d1):
             cnt += 1
         for d2 in range(1, d1):
-            if _hit2(O, OPN, B, nb, d1, d2):
+            if _hit2_bar(O, OPN, B, nb, d1, d2):
                 cnt += 2
     return cnt
 
@@ -213,8 +213,8 @@ cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
     cdef uint32_t blot[2]
     cdef uint32_t hmir[2]
     cdef const uint8_t* row
-    cdef uint32_t m, own, other
-    cdef int q, i, n, s, run
+    cdef uint32_t m
+    cdef int q, n, s, run
     cdef uint32_t z, one, two
     for q in range(2):
         row = b + 25 if q == 0 else b

@@ -143,6 +143,13 @@ static inline bgv_f8 bgv_sigmoid8(bgv_f8 x)
     return one / (one + p * scale);
 }
 
+/* Blocks of 32 hidden units as four 8-float vectors v0..v3 (kept in
+   registers by the loops below): loaded from, and stored to, p[0..31]. */
+#define BGV_LOAD32(v, p) (memcpy(&v##0, (p), 32), memcpy(&v##1, (p) + 8, 32), \
+                          memcpy(&v##2, (p) + 16, 32), memcpy(&v##3, (p) + 24, 32))
+#define BGV_STORE32(p, v) (memcpy((p), &v##0, 32), memcpy((p) + 8, &v##1, 32), \
+                           memcpy((p) + 16, &v##2, 32), memcpy((p) + 24, &v##3, 32))
+
 /* h = b + the rows T[add[i] * H] - the rows T[sub[i] * H], added and then
    subtracted in the order given (b may be h).  The hidden units go in
    blocks of 32 kept in registers while the rows are summed. */
@@ -152,39 +159,27 @@ static void bgv_rows(float *h, const float *b, const float *restrict T,
 {
     int i, j0 = 0, l;
     bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3;
-    const float *r;
+    const float *rp;
     float t;
     for (; j0 + 32 <= H; j0 += 32) {
-        memcpy(&a0, b + j0, 32);
-        memcpy(&a1, b + j0 + 8, 32);
-        memcpy(&a2, b + j0 + 16, 32);
-        memcpy(&a3, b + j0 + 24, 32);
+        BGV_LOAD32(a, b + j0);
         for (i = 0; i < nadd; i++) {
-            r = T + (size_t)add[i] * H + j0;
-            memcpy(&r0, r, 32);
-            memcpy(&r1, r + 8, 32);
-            memcpy(&r2, r + 16, 32);
-            memcpy(&r3, r + 24, 32);
+            rp = T + (size_t)add[i] * H + j0;
+            BGV_LOAD32(r, rp);
             a0 += r0;
             a1 += r1;
             a2 += r2;
             a3 += r3;
         }
         for (i = 0; i < nsub; i++) {
-            r = T + (size_t)sub[i] * H + j0;
-            memcpy(&r0, r, 32);
-            memcpy(&r1, r + 8, 32);
-            memcpy(&r2, r + 16, 32);
-            memcpy(&r3, r + 24, 32);
+            rp = T + (size_t)sub[i] * H + j0;
+            BGV_LOAD32(r, rp);
             a0 -= r0;
             a1 -= r1;
             a2 -= r2;
             a3 -= r3;
         }
-        memcpy(h + j0, &a0, 32);
-        memcpy(h + j0 + 8, &a1, 32);
-        memcpy(h + j0 + 16, &a2, 32);
-        memcpy(h + j0 + 24, &a3, 32);
+        BGV_STORE32(h + j0, a);
     }
     for (l = j0; l < H; l++) {
         t = b[l];
@@ -203,30 +198,21 @@ static void bgv_axpys(float *h, const float *restrict W, const float *restrict f
 {
     int q, j0 = 0, l;
     bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3;
-    const float *r;
+    const float *rp;
     float t;
     for (; j0 + 32 <= H; j0 += 32) {
-        memcpy(&a0, h + j0, 32);
-        memcpy(&a1, h + j0 + 8, 32);
-        memcpy(&a2, h + j0 + 16, 32);
-        memcpy(&a3, h + j0 + 24, 32);
+        BGV_LOAD32(a, h + j0);
         for (q = 0; q < nf; q++) {
             if (f[q] == 0.0f)
                 continue;
-            r = W + (size_t)q * H + j0;
-            memcpy(&r0, r, 32);
-            memcpy(&r1, r + 8, 32);
-            memcpy(&r2, r + 16, 32);
-            memcpy(&r3, r + 24, 32);
+            rp = W + (size_t)q * H + j0;
+            BGV_LOAD32(r, rp);
             a0 += f[q] * r0;
             a1 += f[q] * r1;
             a2 += f[q] * r2;
             a3 += f[q] * r3;
         }
-        memcpy(h + j0, &a0, 32);
-        memcpy(h + j0 + 8, &a1, 32);
-        memcpy(h + j0 + 16, &a2, 32);
-        memcpy(h + j0 + 24, &a3, 32);
+        BGV_STORE32(h + j0, a);
     }
     for (l = j0; l < H; l++) {
         t = h[l];
