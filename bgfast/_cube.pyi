@@ -15,7 +15,7 @@ def match_rows(
     x_dt: npt.NDArray[np.float64],
     pre: npt.NDArray[np.float64],
     post: npt.NDArray[np.float64],
-) -> dict[str, npt.NDArray[np.float64]]: ...
+) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.bool_]]: ...
 def choose_actions(
     nd: npt.NDArray[np.float64],
     dt: npt.NDArray[np.float64],

@@ -21,7 +21,7 @@ formulas in :mod:`bgfast.cube`'s docstrings give, in double precision.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint8_t
 from libc.math cimport NAN, fabs
 from libc.string cimport memset
 
@@ -344,7 +344,8 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
     ``double_pass`` (my MWC when he passes), ``lose`` (my MWC when I lose
     the cube's points), ``cash_live``/``cash_dead`` (my live and dead cash
     points at level 0), ``dead`` (the dead-cube MWC), and ``gammon_prices``
-    [n, 2, 4] at levels 0 and 1."""
+    [n, 2, 4] at levels 0 and 1; and ``can_double`` (bool: the cube may be
+    turned at this score, whoever owns it)."""
     cdef Py_ssize_t n = p.shape[0], i
     cdef Row r
     nd_ = np.empty(n)
@@ -355,6 +356,8 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
     cpd_ = np.empty(n)
     dead_ = np.empty(n)
     gp_ = np.empty((n, 2, 4))
+    cd_ = np.empty(n, dtype=np.uint8)
+    cdef uint8_t[::1] cd = cd_
     cdef double[::1] nd = nd_, dt = dt_, dp = dp_, lo = lo_, cpl = cpl_, cpd = cpd_, dead = dead_
     cdef double[:, :, ::1] gp = gp_
     if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
@@ -376,6 +379,7 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
             r.state = <int>state[i]
             r.cube = cube[i]
             memset(r.have, 0, sizeof(r.have))
+            cd[i] = _can_double_me(&r, 0)
             nd[i] = _cubeful(&r, 0, <int>owner[i], x_nd[i])
             dt[i] = _cubeful(&r, 1, OWN_OPP, x_dt[i])
             dp[i] = _M(&r, 1, 0, 0)
@@ -390,7 +394,8 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
             _gammon_prices(&r, 0, &gp[i, 0, 0])
             _gammon_prices(&r, 1, &gp[i, 1, 0])
     return {"no_double": nd_, "double_take": dt_, "double_pass": dp_, "lose": lo_,
-            "cash_live": cpl_, "cash_dead": cpd_, "dead": dead_, "gammon_prices": gp_}
+            "cash_live": cpl_, "cash_dead": cpd_, "dead": dead_, "gammon_prices": gp_,
+            "can_double": cd_.view(bool)}
 
 
 # ---------------------------------------------------------------------------

@@ -690,8 +690,7 @@ def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarr
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(hi > lo, 2.0 * (v - lo) / (hi - lo) - 1.0, 0.0)
 
-    crawford = state == _CRAWFORD
-    can_double = ~crawford & (owner != _OWNER_CODES["opp"]) & (cube < a)
+    can_double = (owner != _OWNER_CODES["opp"]) & m["can_double"]
     cp_live = m["cash_live"]
     out = {"no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
            "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
