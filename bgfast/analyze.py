@@ -20,7 +20,7 @@ row (a crash in the middle of a write) is cut off when the run resumes.
 
 A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
 kernels scan the lines and write the rows, one batch evaluation, the cube
-decisions of the block in :mod:`bgfast.cube`'s array model); lines of other
+decisions of the block by :mod:`bgfast.cube`'s kernel in one go); lines of other
 forms, bad lines and rollouts take the one-record path
 (:func:`analyze_record`), which gives the same rows.
 """

@@ -474,8 +474,8 @@ class OneSidedTable(_Table):
             for start, dist in ((self.start_r, self.dist_r), (self.start_g, self.dist_g)):
                 d = np.asarray(dist, dtype=np.float64)
                 s = np.asarray(start, dtype=np.float64)
-                # einsum, not a BLAS product: no BLAS threads to start (and
-                # spin) in a process that is about to fork workers
+                # einsum, not a BLAS product: no multi-threaded BLAS call (whose
+                # threads then spin for a while) in a process about to fork workers
                 m1 = np.einsum("ij,j->i", d, k)
                 m2 = np.einsum("ij,j->i", d, k * k)
                 mean = s + m1
