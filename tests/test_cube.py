@@ -628,6 +628,7 @@ def test_match_kernel_matches_a_plain_reading_of_the_model():
         assert got["double_take"][i] == r.cubeful(1, 2, x[n - 1 - i])
         assert got["double_pass"][i] == r.M(1, 0, 0) and got["lose"][i] == r.M(1, 0, 1)
         assert got["dead"][i] == r.dead(0)
+        assert bool(got["can_double"][i]) == r.can_me(0)
         if state[i] != 2:
             assert got["cash_live"][i] == r.cp(0) and got["cash_dead"][i] == r.dead_cp(0)
         else:
