@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import gc
 import io
 import json
-import multiprocessing
 import os
-from collections import deque
 from itertools import islice
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import numpy as np
 
+from ._workers import ordered_map
 from .errors import BgfastError, InvalidRecordError
 from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_gnubg_id
 from .position import Position, PositionClass
@@ -711,136 +708,6 @@ class _Writer:
 # running
 # ---------------------------------------------------------------------------
 
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _ordered_map(fn, chunks: Iterator[list], settings, jobs: int, backend: str, address=None,
-                 window: int | None = None, bytes_out: bool = False,
-                 lines_in: bool = False) -> Iterator[list[dict]]:
-    """Apply ``fn(chunk, settings)`` to every chunk, yielding results in input
-    order with at most ``window`` chunks in flight (bounded memory).  Local
-    work uses ``jobs`` processes: this one and ``jobs - 1`` workers.
-    ``bytes_out``: ``fn`` returns ``(bytes, ...)``; the workers' bytes come
-    back through shared memory, as a memoryview valid until the next
-    result is asked for.  ``lines_in`` (with ``bytes_out``): chunks are
-    ``(first line number, lines)`` and go to the workers through shared
-    memory too, as one ASCII text and its line ends (:class:`_Packed`),
-    where they fit."""
-    window = window or max(2, 4 * jobs)
-    if backend == "ray":
-        import ray
-
-        if not ray.is_initialized():
-            ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
-                     log_to_driver=False)
-        remote = ray.remote(max_retries=3)(fn)
-        pending: deque = deque()
-        for chunk in chunks:
-            pending.append(remote.remote(chunk, settings))
-            if len(pending) >= window:
-                yield ray.get(pending.popleft())
-        while pending:
-            yield ray.get(pending.popleft())
-        return
-    if jobs <= 1:
-        for chunk in chunks:
-            yield fn(chunk, settings)
-        return
-
-    slots = _shared_slots(window) if bytes_out else None
-
-    def result(pending):
-        """The first pending chunk's result; while a worker's is not ready,
-        this process works on its own chunks further on."""
-        future = pending[0][0]
-        while future is not None and not future.done():
-            mine = next((item for item in pending if item[0] is None and item[2] is None), None)
-            if mine is None:
-                break
-            mine[2] = fn(mine[1], settings)
-        future, chunk, out = pending.popleft()
-        if future is None:
-            return out if out is not None else fn(chunk, settings)
-        out = future.result()
-        if slots is not None and isinstance(out[0], tuple):
-            slot, size = out[0]
-            out = (memoryview(slots[slot])[:size],) + tuple(out[1:])
-        return out
-
-    # jobs - 1 worker processes, and this process takes every jobs-th chunk
-    # itself, working on it while it waits for the workers (or when its turn
-    # to be written comes).
-    # The objects alive now are frozen out of the collector meanwhile, so that
-    # neither the workers (forked) nor this process keep walking them.
-    frozen = gc.get_freeze_count() == 0
-    if frozen:
-        gc.freeze()
-    try:
-        context = None if slots is None else multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context) as pool:
-            pending: deque = deque()
-            for i, chunk in enumerate(chunks):
-                if i % jobs == jobs - 1:
-                    future = None
-                elif slots is not None:
-                    ref = _put_lines(chunk, i % window) if lines_in else None
-                    future = pool.submit(_in_slot, fn, chunk if ref is None else ref, settings,
-                                         i % window)
-                else:
-                    future = pool.submit(fn, chunk, settings)
-                pending.append([future, chunk, None])
-                if len(pending) >= window:
-                    yield result(pending)
-            while pending:
-                yield result(pending)
-    finally:
-        if frozen:
-            gc.unfreeze()
-        _release_slots(slots)
-
-
-#: Shared memory the forked workers write their rows into (and read their
-#: lines from): a pipe carries a few hundred MB/s, less than two processes
-#: write rows, and its writer needs this process's GIL at every 64 KB.
-_SLOT_BYTES = 64 << 20
-_IN_SLOT_BYTES = 16 << 20
-_SLOTS: list = []
-_IN_SLOTS: list = []
-
-
-def _shared_slots(count: int):
-    """``count`` anonymous shared buffers for rows (and as many for lines,
-    in :data:`_IN_SLOTS`) that workers forked from now on share with this
-    process (None where processes are not forked, or while another pool
-    holds them); :func:`_release_slots` unmaps them."""
-    import mmap
-
-    if "fork" not in multiprocessing.get_all_start_methods() or _SLOTS:
-        return None
-    _SLOTS.extend(mmap.mmap(-1, _SLOT_BYTES) for _ in range(count))   # MAP_SHARED | MAP_ANONYMOUS
-    _IN_SLOTS.extend(mmap.mmap(-1, _IN_SLOT_BYTES) for _ in range(count))
-    return _SLOTS
-
-
-def _release_slots(slots) -> None:
-    if slots is not None:
-        for m in slots + _IN_SLOTS:
-            try:
-                m.close()
-            except BufferError:      # a view of the last rows is still held: unmapped with it
-                pass
-        slots.clear()
-        _IN_SLOTS.clear()
-
-
 @dataclasses.dataclass(frozen=True)
 class _Packed:
     """Input lines as one ASCII text: line i is ``text[ends[i - 1]:ends[i]]``."""
@@ -849,10 +716,10 @@ class _Packed:
     ends: np.ndarray
 
 
-def _put_lines(chunk, slot: int):
-    """This process's side: a ``(first, lines)`` chunk into input slot
-    ``slot`` as text and line ends; ``("packed", first, text bytes, lines)``,
-    or None when the lines are not all ASCII text or do not fit."""
+def _put_lines(chunk, buf):
+    """A ``(first, lines)`` chunk into a worker's shared input buffer as
+    text and line ends: ``(first, text bytes, lines)``, or None when the
+    lines are not all ASCII text or do not fit."""
     first, lines = chunk
     try:
         text = "".join(lines)
@@ -862,32 +729,20 @@ def _put_lines(chunk, slot: int):
         return None
     data = text.encode("ascii")
     at = -(-len(data) // 8) * 8
-    if at + 8 * len(lines) > _IN_SLOT_BYTES:
+    if at + 8 * len(lines) > len(buf):
         return None
     ends = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)))
-    buf = _IN_SLOTS[slot]
     buf[:len(data)] = data
     buf[at:at + 8 * len(lines)] = ends.tobytes()
-    return ("packed", first, len(data), len(lines))
+    return (first, len(data), len(lines))
 
 
-def _in_slot(fn, chunk, settings, slot: int):
-    """Worker side: ``fn``'s bytes into shared slot ``slot`` (in turn: the
-    slot is free again once the chunk written there has been consumed);
-    ``((slot, size), ...)``, or the bytes themselves when they do not fit.
-    A ``("packed", ...)`` chunk is read from input slot ``slot``."""
-    if chunk[0] == "packed":
-        _, first, size, count = chunk
-        buf = _IN_SLOTS[slot]
-        at = -(-size // 8) * 8
-        chunk = (first, _Packed(memoryview(buf)[:size],
-                                np.frombuffer(buf, dtype=np.int64, count=count, offset=at)))
-    out = fn(chunk, settings)
-    data = out[0]
-    if len(data) > _SLOT_BYTES:
-        return out
-    _SLOTS[slot][:len(data)] = data
-    return ((slot, len(data)),) + tuple(out[1:])
+def _get_lines(ref, buf):
+    """The worker's side of :func:`_put_lines`: ``(first, _Packed)``."""
+    first, size, count = ref
+    at = -(-size // 8) * 8
+    return first, _Packed(memoryview(buf)[:size],
+                          np.frombuffer(buf, dtype=np.int64, count=count, offset=at))
 
 
 def _line_chunks(lines: Iterable[str], start_after: int, size: int,
@@ -931,9 +786,9 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     writer = _Writer(output, fmt, append=resume, stream=stream)
     rows = errors = 0
     try:
-        for text, n, bad in _ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
-                                         (settings, fmt), jobs, backend, address,
-                                         bytes_out=True, lines_in=True):
+        for text, n, bad in ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
+                                        (settings, fmt), jobs, backend, address,
+                                        put=_put_lines, get=_get_lines):
             if n:
                 writer.write_bytes(text)
             rows += n
@@ -1109,7 +964,7 @@ def analyze_match(match, *, settings: AnalysisSettings = AnalysisSettings(), job
     """Every checker play and cube action of both players, as decision rows
     in the order played (games are analysed in parallel)."""
     items = ([(n + 1, match.names, g)] for n, g in enumerate(match.games))
-    for rows in _ordered_map(_analyze_games, items, settings, jobs, backend, address):
+    for rows in ordered_map(_analyze_games, items, settings, jobs, backend, address):
         yield from rows
 
 

@@ -131,7 +131,24 @@ def test_resume_cuts_a_torn_row_and_continues(tmp_path):
     assert part.read_text() == full.read_text()
 
 
-def test_killed_run_resumes_without_duplicates(tmp_path):
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if marker.encode() in cmdline and not zombie:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
     n = 5000                     # enough that the run cannot end between two polls
     boards, dice = self_play_positions(n, seed=13)
     src = tmp_path / "in.txt"
@@ -139,7 +156,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path):
                            for b, d in zip(boards, dice)))
     out = tmp_path / "out.csv"
     cmd = [sys.executable, "-m", "bgfast", "analyze", str(src), "-o", str(out),
-           "--format", "csv", "-j", "1"]
+           "--format", "csv", "-j", str(jobs)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -150,6 +167,10 @@ def test_killed_run_resumes_without_duplicates(tmp_path):
     proc.wait()
     done = out.read_text().count("\n") - 1
     assert 0 < done < n, "the run should have been killed midway"
+    deadline = time.time() + 30                # its workers end too (their task pipe closed)
+    while _running(str(src)) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _running(str(src))
     r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     import csv

@@ -314,11 +314,11 @@ def test_packed_lines_scan_as_the_lines_do(corpus):
         assert (value == b[key]) if isinstance(value, (bytes, dict)) else np.array_equal(value, b[key])
     with pytest.raises(ValueError):
         _analyze.scan_packed(text, ends + 1, 1)
-    # through the input slots: ASCII chunks go packed, others as they are
-    analyze._shared_slots(2)
-    try:
-        ref = analyze._put_lines((1, lines), 0)
-        assert ref is not None and ref[:2] == ("packed", 1)
-        assert analyze._put_lines((1, ["h\u00e9llo\n"]), 1) is None
-    finally:
-        analyze._release_slots(analyze._SLOTS)
+    # through a worker's input buffer: ASCII chunks go packed, others as they are
+    buf = bytearray(1 << 20)
+    ref = analyze._put_lines((1, lines), buf)
+    assert ref is not None and ref[0] == 1
+    first, packed = analyze._get_lines(ref, buf)
+    assert first == 1 and bytes(packed.text) == text and np.array_equal(packed.ends, ends)
+    assert analyze._put_lines((1, ["h\u00e9llo\n"]), buf) is None
+    assert analyze._put_lines((1, lines), bytearray(len(text))) is None      # does not fit

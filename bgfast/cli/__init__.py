@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from .._workers import WorkerError
 from ..errors import BgfastError
 
 __all__ = ["main", "emit_json", "PositionParam", "DiceParam", "fail"]
@@ -96,6 +97,9 @@ class _Group(click.Group):
         except BgfastError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(2)
+        except WorkerError as exc:                # failed work, not bad input
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
         except (BrokenPipeError, KeyboardInterrupt):
             ctx.exit(1)
 

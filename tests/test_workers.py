@@ -1,0 +1,141 @@
+"""The ordered parallel map behind batch analysis: order, shared-memory
+hand-overs, failures in a worker, a worker that dies, and clean-up."""
+import os
+import signal
+import time
+
+import pytest
+
+from bgfast import _workers
+from bgfast._workers import WorkerError, ordered_map
+from bgfast.errors import InvalidIdError
+
+
+def _children() -> set[int]:
+    """This process's live (not zombie) child processes."""
+    me = str(os.getpid())
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            out.add(int(pid))
+    return out
+
+
+def _square_sum(block, args):
+    scale, delay = args
+    if delay:
+        time.sleep(delay)
+    return sum(scale * x * x for x in block), os.getpid()
+
+
+def _fails_on_13(block, args):
+    if 13 in block:
+        raise InvalidIdError("bad block with 13")
+    return list(block)
+
+
+def _big(block, args):
+    """A result far larger than a pipe buffer, and bytes first."""
+    n = block[0]
+    return bytes([n % 251]) * (300_000 + n), n, "x" * 50_000
+
+
+def _echo_len(block, args):
+    return len(block), block[:3], block[-3:]
+
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers need fork")
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_results_come_in_order_and_both_processes_work(jobs):
+    blocks = [list(range(k, k + 50)) for k in range(0, 5000, 50)]
+    before = _children()
+    out = list(ordered_map(_square_sum, blocks, (3, 0.002), jobs=jobs))
+    assert [v for v, _ in out] == [sum(3 * x * x for x in b) for b in blocks]
+    pids = {pid for _, pid in out}
+    assert os.getpid() in pids and len(pids) == jobs      # this process and every worker
+    assert _children() == before                          # the workers are gone
+
+
+def test_large_blocks_and_results_go_through_the_slots():
+    blocks = [[k] for k in range(12)]
+    for k, (data, n, tail) in enumerate(ordered_map(_big, blocks, None, jobs=2)):
+        assert n == k and len(data) == 300_000 + k and bytes(data[:1]) == bytes([k % 251])
+        assert tail == "x" * 50_000
+    # blocks larger than a pipe buffer (pickled into the input slot), and
+    # one larger than the slot (worked on here instead)
+    blocks = [list(range(20_000 + k)) for k in range(6)]
+    assert list(ordered_map(_echo_len, blocks, None, jobs=2)) == [
+        (len(b), b[:3], b[-3:]) for b in blocks]
+    old = _workers.IN_BYTES
+    _workers.IN_BYTES = 1 << 10
+    try:
+        assert list(ordered_map(_echo_len, blocks, None, jobs=2)) == [
+            (len(b), b[:3], b[-3:]) for b in blocks]
+    finally:
+        _workers.IN_BYTES = old
+
+
+def test_an_error_in_a_worker_is_raised_here_with_its_class():
+    blocks = [list(range(k, k + 4)) for k in range(0, 40, 4)]
+    before = _children()
+    got = []
+    with pytest.raises(InvalidIdError, match="bad block with 13"):
+        for rows in ordered_map(_fails_on_13, blocks, None, jobs=2):
+            got.append(rows)
+    assert got == blocks[:len(got)] and len(got) <= 3     # in order up to the bad block
+    assert _children() == before
+
+
+def _slow_pid(block, args):
+    time.sleep(0.05)
+    return os.getpid()
+
+
+def test_a_worker_that_dies_stops_the_run_with_a_worker_error():
+    before = _children()
+    it = ordered_map(_slow_pid, [[k] for k in range(40)], None, jobs=2)
+    got = []
+    with pytest.raises(WorkerError, match="killed by signal 9"):
+        for pid in it:
+            got.append(pid)
+            workers = _children() - before
+            if len(got) == 4 and workers:
+                os.kill(next(iter(workers)), signal.SIGKILL)
+    assert 4 <= len(got) < 40
+    assert _children() == before
+
+
+def test_stopping_early_ends_the_workers():
+    before = _children()
+    it = ordered_map(_square_sum, [[k] for k in range(1000)], (1, 0.001), jobs=3)
+    assert next(it)[0] == 0
+    assert len(_children() - before) == 2
+    it.close()
+    assert _children() == before
+
+
+def test_the_cli_reports_a_dead_worker_in_one_line(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bgfast import analyze
+    from bgfast.cli import main
+
+    def dies(*a, **k):
+        raise WorkerError("worker process 123 was killed by signal 9 in the middle of the run")
+
+    monkeypatch.setattr(analyze, "run", dies)
+    src = tmp_path / "in.txt"
+    src.write_text("4HPwATDgc/ABMA\n")
+    r = CliRunner().invoke(main, ["analyze", str(src), "-o", str(tmp_path / "o.jsonl")])
+    assert r.exit_code == 1
+    assert r.output.strip().splitlines()[-1] == (
+        "Error: worker process 123 was killed by signal 9 in the middle of the run")
