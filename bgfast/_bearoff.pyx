@@ -1512,3 +1512,73 @@ def unpack_rows(const float[::1] values, const uint8_t[::1] lengths, int W):
             memcpy(&o[i, 0], &values[t], lengths[i] * sizeof(float))
             t += lengths[i]
     return out
+
+
+cdef inline void _tails(const float* d, int W, double* t) noexcept nogil:
+    """t[q] = P(at least s + q rolls) of a window row starting at roll s (q <= W)."""
+    cdef int q
+    t[W] = 0.0
+    for q in range(W - 1, -1, -1):
+        t[q] = t[q + 1] + d[q]
+
+
+cdef inline double _at_least(const double* t, int s, int W, int k) noexcept nogil:
+    cdef int q = k - s
+    return t[0] if q < 0 else (0.0 if q >= W else t[q])
+
+
+cdef inline double _clip01(double v) noexcept nogil:
+    return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+
+
+def race_probs(const float[:, ::1] dr, const uint8_t[::1] sr, const float[:, ::1] dg,
+               const uint8_t[::1] sg, const int64_t[::1] i, const int64_t[::1] j,
+               const uint8_t[::1] full_r, const uint8_t[::1] full_o):
+    """Race probabilities ``float64[n, 5]`` of roller ``i[k]`` against
+    opponent ``j[k]`` from the one-sided windows (``dr``/``sr``: rolls to
+    finish, ``dg``/``sg``: rolls to take the first checker off).  The
+    roller rolls first and wins ties; a side with ``full_*`` set (all 15
+    checkers still on) can be gammoned.  Indices must be in the table."""
+    cdef Py_ssize_t n = i.shape[0], r, N = dr.shape[0]
+    cdef int W = <int>dr.shape[1], k, si, so
+    cdef const float* fr
+    cdef const float* fo
+    cdef double win, wg, lg, f
+    cdef double* t = NULL
+    if W > LMAX:
+        raise ValueError(f"windows of {W} rolls: at most {LMAX}")
+    for r in range(n):
+        if i[r] < 0 or i[r] >= N or j[r] < 0 or j[r] >= N:
+            raise IndexError(f"position index outside the table (row {r})")
+    out = np.zeros((n, 5), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef double to[LMAX + 1]
+    cdef double tg[LMAX + 1]
+    with nogil:
+        for r in range(n):
+            fr = &dr[i[r], 0]
+            fo = &dr[j[r], 0]
+            si = sr[i[r]]
+            so = sr[j[r]]
+            win = wg = lg = 0.0
+            _tails(fo, W, to)
+            if full_o[r]:
+                _tails(&dg[j[r], 0], W, tg)
+            for k in range(W):
+                f = fr[k]
+                if f != 0.0:
+                    win += f * _at_least(to, so, W, si + k)
+                    if full_o[r]:
+                        wg += f * _at_least(tg, sg[j[r]], W, si + k)
+            if full_r[r]:
+                # the roller is gammoned if the opponent finishes in k rolls
+                # while the roller needs more than k for a first checker off
+                _tails(&dg[i[r], 0], W, tg)
+                for k in range(W):
+                    f = fo[k]
+                    if f != 0.0:
+                        lg += f * _at_least(tg, sg[i[r]], W, so + k + 1)
+            o[r, 0] = _clip01(win)
+            o[r, 1] = _clip01(wg)
+            o[r, 3] = _clip01(lg)
+    return out

@@ -532,36 +532,19 @@ class OneSidedTable(_Table):
         return out
 
     def _race(self, i, j) -> np.ndarray:
-        n = i.shape[0]
-        out = np.zeros((n, 5), dtype=np.float64)
-        if n == 0:
-            return out
-        fr = self._dense(i, False)
-        fo = self._dense(j, False)
-        L = max(fr.shape[1], fo.shape[1])
-        fr = np.pad(fr, ((0, 0), (0, L - fr.shape[1])))
-        fo = np.pad(fo, ((0, 0), (0, L - fo.shape[1])))
-        # P(opponent needs >= k rolls); the roller rolls first and wins ties
-        so = np.cumsum(fo[:, ::-1], axis=1)[:, ::-1]
-        out[:, 0] = (fr * so).sum(axis=1)
-        cnt = lambda idx: position(idx, self.points).sum(axis=1)  # noqa: E731
-        full_o = cnt(j) == 15
-        full_r = cnt(i) == 15
-        if full_o.any():
-            go = self._dense(j[full_o], True)
-            go = np.pad(go, ((0, 0), (0, max(0, L - go.shape[1]))))[:, :L]
-            sgo = np.cumsum(go[:, ::-1], axis=1)[:, ::-1]
-            out[full_o, 1] = (fr[full_o] * sgo).sum(axis=1)
-        if full_r.any():
-            gr = self._dense(i[full_r], True)
-            gr = np.pad(gr, ((0, 0), (0, max(0, L - gr.shape[1]))))[:, :L]
-            # the roller is gammoned if the opponent finishes in k rolls while
-            # the roller needs more than k rolls for a first checker:
-            # P(Rg > k) = P(Rg >= k + 1)
-            sgr = np.cumsum(gr[:, ::-1], axis=1)[:, ::-1]
-            sgr_next = np.concatenate([sgr[:, 1:], np.zeros((sgr.shape[0], 1))], axis=1)
-            out[full_r, 3] = (fo[full_r] * sgr_next).sum(axis=1)
-        return np.clip(out, 0.0, 1.0)
+        cnt = position(i, self.points).sum(axis=1), position(j, self.points).sum(axis=1)
+        return self._race_counted(i, j, cnt[0] == 15, cnt[1] == 15)
+
+    def _race_counted(self, i, j, full_r, full_o) -> np.ndarray:
+        """Race probabilities of indices ``i`` against ``j``; ``full_*``:
+        which sides still have all 15 checkers (can be gammoned)."""
+        return _k.race_probs(np.ascontiguousarray(self.dist_r, np.float32),
+                             np.ascontiguousarray(self.start_r, np.uint8),
+                             np.ascontiguousarray(self.dist_g, np.float32),
+                             np.ascontiguousarray(self.start_g, np.uint8),
+                             np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64),
+                             np.ascontiguousarray(full_r, np.uint8),
+                             np.ascontiguousarray(full_o, np.uint8))
 
     def probe_batch(self, boards) -> dict:
         """Race probabilities for ``uint8[n, 2, 25]`` boards by convolution.
@@ -572,9 +555,9 @@ class OneSidedTable(_Table):
         n = r.shape[0]
         probs = np.zeros((n, 5), dtype=np.float64)
         if inside.any():
-            i = _k.ranks(r[inside])
-            j = _k.ranks(o[inside])
-            probs[inside] = self._race(i, j)
+            r, o = r[inside], o[inside]
+            probs[inside] = self._race_counted(_k.ranks(r), _k.ranks(o), r.sum(axis=1) == 15,
+                                               o.sum(axis=1) == 15)
         eq = 2 * probs[:, 0] - 1 + probs[:, 1] - probs[:, 3]
         eq[~inside] = 0.0
         return {"probs": probs, "equity": eq, "inside": inside}

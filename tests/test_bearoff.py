@@ -286,6 +286,37 @@ def test_race_convolution_gammons(os6):
     assert probs[1] == 0.0  # the opponent has already borne off checkers
 
 
+def test_race_kernel_is_the_convolution_of_the_windows(os6):
+    """The race kernel against the convolution written out in plain Python
+    (dense distributions, the roller first, ties to the roller) on random
+    pairs of the 15-checker table, gammons included."""
+    rng = np.random.default_rng(5)
+    i, j = rng.integers(1, os6.size, 400), rng.integers(1, os6.size, 400)
+    i[:50] = j[50:100] = os6.index_of([0, 0, 0, 0, 0, 15])        # gammons possible
+
+    def dense(idx, gammon):
+        start, dist = (os6.start_g, os6.dist_g) if gammon else (os6.start_r, os6.dist_r)
+        out = np.zeros(300)
+        out[int(start[idx]):int(start[idx]) + os6.window] = dist[idx].astype(np.float64)
+        return out
+
+    def at_least(f, k):
+        return sum(f[max(k, 0):])
+
+    got = os6._race(i, j)
+    for r, (a, b) in enumerate(zip(i.tolist(), j.tolist())):
+        fr, fo = dense(a, False), dense(b, False)
+        full_r = bo.position(a, 6).sum() == 15
+        full_o = bo.position(b, 6).sum() == 15
+        win = sum(fr[k] * at_least(fo, k) for k in range(300))
+        wg = sum(fr[k] * at_least(dense(b, True), k) for k in range(300)) if full_o else 0.0
+        lg = sum(fo[k] * at_least(dense(a, True), k + 1) for k in range(300)) if full_r else 0.0
+        np.testing.assert_allclose(got[r], np.clip([win, wg, 0, lg, 0], 0, 1), rtol=0, atol=1e-12)
+    one = np.ones(1, dtype=bool)
+    with pytest.raises(IndexError):
+        os6._race_counted(np.array([os6.size]), np.array([1]), one, one)
+
+
 # ------------------------------------------------------------- two-sided
 
 def _ref_two_sided(checkers, gammon_checkers=15):
