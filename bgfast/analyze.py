@@ -745,11 +745,13 @@ def _get_lines(ref, buf):
                           np.frombuffer(buf, dtype=np.int64, count=count, offset=at))
 
 
-def _line_chunks(lines: Iterable[str], start_after: int, size: int,
-                 first_size: int = 64) -> Iterator[tuple[int, list]]:
+def _line_chunks(lines: Iterable[str], start_after: int, size: int, first_size: int = 64,
+                 split_end: bool = False) -> Iterator[tuple[int, list]]:
     """``(number of the first line, raw lines)`` blocks of the input after
     line ``start_after``; the first blocks are small (rows show up at once),
-    then they grow fourfold up to ``size``."""
+    then they grow fourfold up to ``size``.  With ``split_end`` (several
+    processes) the last two blocks' lines come in quarter blocks, so that
+    the processes end together: two blocks are read ahead."""
     it = iter(lines)
     number = start_after + 1
     if start_after:
@@ -757,13 +759,21 @@ def _line_chunks(lines: Iterable[str], start_after: int, size: int,
         if skipped < start_after:
             return
     step = max(1, min(first_size, size))
+    ahead: list = []
     while True:
         block = list(islice(it, step))
         if not block:
-            return
-        yield number, block
-        number += len(block)
+            break
+        ahead.append(block)
         step = min(4 * step, size)
+        if len(ahead) > (2 if split_end else 0):
+            block = ahead.pop(0)
+            yield number, block
+            number += len(block)
+    rest = [line for block in ahead for line in block]
+    piece = max(1, min(first_size, size), size // 4)
+    for k in range(0, len(rest), piece):
+        yield number + k, rest[k:k + piece]
 
 
 def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
@@ -786,7 +796,9 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     writer = _Writer(output, fmt, append=resume, stream=stream)
     rows = errors = 0
     try:
-        for text, n, bad in ordered_map(_chunk_text, _line_chunks(lines, start, chunk_size),
+        blocks = _line_chunks(lines, start, chunk_size,
+                              split_end=jobs > 1 and backend == "local")
+        for text, n, bad in ordered_map(_chunk_text, blocks,
                                         (settings, fmt), jobs, backend, address,
                                         put=_put_lines, get=_get_lines):
             if n:
