@@ -17,4 +17,5 @@ def format_rows(csv: bool, kind: npt.NDArray[np.int8], number: npt.NDArray[np.in
                 pips: npt.NDArray[np.int64], epc: npt.NDArray[np.float64], ply: int,
                 probs: npt.NDArray[np.float64], equity: npt.NDArray[np.float64],
                 cube: npt.NDArray[np.float64], extra: npt.NDArray[np.uint8],
-                extra_offsets: npt.NDArray[np.int64]) -> bytes: ...
+                extra_offsets: npt.NDArray[np.int64],
+                into: bytearray | memoryview | None = None) -> bytes | memoryview: ...

@@ -475,8 +475,9 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
                 const int64_t[:, ::1] pips, const double[:, ::1] epc, int ply,
                 const double[:, ::1] probs, const double[::1] equity,
                 const double[:, ::1] cube, const uint8_t[::1] extra,
-                const int64_t[::1] extra_offsets):
-    """The text of rows ``0..m-1`` as bytes.
+                const int64_t[::1] extra_offsets, into=None):
+    """The text of rows ``0..m-1``: bytes, or written into the writable
+    buffer ``into`` when it is large enough, then a memoryview of it.
 
     ``kind``: CUBE, CHECKER (``extra`` holds the plays part: the JSON
     members or the three CSV fields), VERBATIM (``extra`` holds the whole
@@ -490,9 +491,12 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
     for i in range(table_offsets.shape[0] - 1):
         widest = max(widest, table_offsets[i + 1] - table_offsets[i])
     cap = 2 * text.shape[0] + extra.shape[0] + m * (600 + 4 * widest) + 64
-    out = getattr(_scratch, "buf", None)
-    if out is None or out.shape[0] < cap:          # kept: no fresh pages for every chunk
-        out = _scratch.buf = np.empty(cap + cap // 4, dtype=np.uint8)
+    if into is not None and len(into) >= cap:
+        out = into
+    else:
+        out = getattr(_scratch, "buf", None)
+        if out is None or out.shape[0] < cap:      # kept: no fresh pages for every chunk
+            out = _scratch.buf = np.empty(cap + cap // 4, dtype=np.uint8)
     cdef uint8_t[::1] o = out
     cdef char* start = <char*>&o[0]
     cdef char* p = start
@@ -555,4 +559,6 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
             for j in range(4):
                 p = put_opt_float(key(p, csv, cube_keys[j]), cube[i, j], 6, csv)
             p = put(p, ",\n" if csv else "}\n")
+    if out is into:
+        return memoryview(into)[:p - start]
     return bytes(out[:p - start])

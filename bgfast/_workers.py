@@ -61,16 +61,31 @@ class WorkerError(RuntimeError):
 
 def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int = 1, backend: str = "local",
                 address: str | None = None, window: int | None = None,
-                put: Callable | None = None, get: Callable | None = None) -> Iterator:
-    """``fn(block, args)`` for every block, in block order (see the module)."""
+                put: Callable | None = None, get: Callable | None = None,
+                into: bool = False) -> Iterator:
+    """``fn(block, args)`` for every block, in block order (see the module).
+    With ``into``, ``fn(block, args, buffer)`` may write its bytes into the
+    writable ``buffer`` and return a memoryview of it first (no copies)."""
     window = window or max(2, 4 * jobs)
     if backend == "ray":
         return _ray_map(fn, blocks, args, window, address)
     if jobs <= 1:
-        return (fn(block, args) for block in blocks)
+        return _serial_map(fn, blocks, args) if into else (fn(b, args) for b in blocks)
     if "fork" not in multiprocessing.get_all_start_methods():
         return _executor_map(fn, blocks, args, jobs, window)
-    return _fork_map(fn, blocks, args, jobs - 1, window, put, get)
+    return _fork_map(fn, blocks, args, jobs - 1, window, put, get, into)
+
+
+def _serial_map(fn, blocks, args):
+    """Here, into one buffer (each result is used before the next block),
+    grown when a block's bytes did not fit."""
+    buf = bytearray(1 << 16)
+    for block in blocks:
+        out = fn(block, args, buf)
+        data = out[0]
+        if not (isinstance(data, memoryview) and data.obj is buf):
+            buf = bytearray(len(data) + len(data) // 4)
+        yield out
 
 
 def _ray_map(fn, blocks, args, window, address):
@@ -139,7 +154,7 @@ def _receive(fd: int):
 _INLINE = 16 << 10
 
 
-def _serve(tasks: int, results: int, fn, args, outs, ins, get) -> None:
+def _serve(tasks: int, results: int, fn, args, outs, ins, get, into) -> None:
     """A worker's loop: ``(key, how, block, slot)`` in, ``(key, ok, how,
     value)`` out (:func:`_unwrap`), until the task pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)       # this process's Ctrl-C stops the run
@@ -153,7 +168,8 @@ def _serve(tasks: int, results: int, fn, args, outs, ins, get) -> None:
                 block = get(block, ins[slot])
             elif how == "pickle":
                 block = pickle.loads(memoryview(ins[slot])[:block])
-            reply = (key, True) + _wrap(fn(block, args), outs[slot])
+            out = fn(block, args, outs[slot]) if into else fn(block, args)
+            reply = (key, True) + _wrap(out, outs[slot])
         except BaseException as exc:             # handed to this process, raised there
             reply = (key, False, "inline", exc)
         try:
@@ -168,6 +184,8 @@ def _wrap(out, buf) -> tuple:
     pickled into it, or the result itself."""
     if isinstance(out, tuple) and out and isinstance(out[0], (bytes, bytearray, memoryview)):
         data = out[0]
+        if isinstance(data, memoryview) and data.obj is buf:        # written there already
+            return "bytes", (len(data),) + tuple(out[1:])
         if len(data) > OUT_BYTES:
             return "inline", out
         buf[:len(data)] = data
@@ -197,7 +215,7 @@ class _Pool:
     """``count`` forked workers serving ``fn(block, args)``, and ``slots``
     shared buffers (rows out, lines in) for the blocks in flight."""
 
-    def __init__(self, count: int, fn, args, slots: int, get):
+    def __init__(self, count: int, fn, args, slots: int, get, into: bool):
         # MAP_SHARED | MAP_ANONYMOUS: the workers forked below share them
         self.outs = [mmap.mmap(-1, OUT_BYTES) for _ in range(slots)]
         self.ins = [mmap.mmap(-1, IN_BYTES) for _ in range(slots)]
@@ -209,12 +227,12 @@ class _Pool:
                 pass
         try:
             for _ in range(count):
-                self._fork(fn, args, get)
+                self._fork(fn, args, get, into)
         except BaseException:
             self.close(kill=True)
             raise
 
-    def _fork(self, fn, args, get) -> None:
+    def _fork(self, fn, args, get, into) -> None:
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
         pid = os.fork()
@@ -226,7 +244,7 @@ class _Pool:
                     os.close(w.results)
                 os.close(task_w)
                 os.close(result_r)
-                _serve(task_r, result_w, fn, args, self.outs, self.ins, get)
+                _serve(task_r, result_w, fn, args, self.outs, self.ins, get, into)
             except BaseException:
                 code = 1
             finally:
@@ -322,17 +340,17 @@ class _Block:
         self.value = None
 
 
-def _fork_map(fn, blocks, args, count, window, put, get):
+def _fork_map(fn, blocks, args, count, window, put, get, into):
     # The objects alive now are frozen out of the collector meanwhile, so that
     # neither the workers nor this process keep walking (and copying) them.
     frozen = gc.get_freeze_count() == 0
     if frozen:
         gc.freeze()
     try:
-        pool = _Pool(count, fn, args, window, get)
+        pool = _Pool(count, fn, args, window, get, into)
         clean = False
         try:
-            yield from _schedule(pool, fn, iter(blocks), args, window, put)
+            yield from _schedule(pool, fn, iter(blocks), args, window, put, into)
             clean = True
         finally:
             pool.close(kill=not clean)
@@ -341,9 +359,11 @@ def _fork_map(fn, blocks, args, count, window, put, get):
             gc.unfreeze()
 
 
-def _schedule(pool: _Pool, fn, blocks: Iterator, args, window: int, put):
+def _schedule(pool: _Pool, fn, blocks: Iterator, args, window: int, put, into: bool):
     """Blocks ``head`` .. ``new - 1`` are in flight (at most ``window``):
-    handed to a worker (its slot taken), or worked on here."""
+    handed to a worker, or worked on here; each holds a slot (``into``: also
+    those worked on here, which write their bytes there) until its result
+    has been used."""
     pending: dict[int, _Block] = {}
     free = list(range(window - 1, -1, -1))
     head = new = 0            # the next block to yield; the next block to read
@@ -362,6 +382,14 @@ def _schedule(pool: _Pool, fn, blocks: Iterator, args, window: int, put):
         pending[new] = item = _Block(block, None, -1)
         new += 1
         return item
+
+    def here(item):
+        if into and free:
+            item.slot = free.pop()
+            item.value = fn(item.block, args, pool.outs[item.slot])
+        else:
+            item.value = fn(item.block, args)
+        item.done = True
 
     def arrived(replies):
         for key, ok, how, value in replies:
@@ -391,17 +419,17 @@ def _schedule(pool: _Pool, fn, blocks: Iterator, args, window: int, put):
         if item.done:
             del pending[head]
             head += 1
-            if item.worker is not None:
+            if item.slot >= 0:
                 held = item.slot
             yield item.value
             continue
         if item.worker is None:               # the first unwritten block is this process's
-            item.value, item.done = fn(item.block, args), True
+            here(item)
             continue
         mine = next((b for b in pending.values() if b.worker is None and not b.done), None)
         if mine is None:
             mine = read()                     # the first one is being worked on: work on the next
         if mine is not None:
-            mine.value, mine.done = fn(mine.block, args), True
+            here(mine)
             continue
         arrived(pool.collect(None))           # nothing left to do here: wait for a worker

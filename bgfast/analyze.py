@@ -482,9 +482,10 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
 
 
-def _chunk_text(chunk, job) -> tuple[bytes, int, int]:
+def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     """Worker entry: ``(first line number, raw lines)`` -> (the rows as
-    UTF-8 text, rows, error rows).  The common line forms are analysed in arrays
+    UTF-8 text, rows, error rows); the text is written into the buffer
+    ``into`` where it fits (then a memoryview of it).  The common line forms are analysed in arrays
     (one scan, one evaluation, the cube decisions of each cube context in
     one go, the rows written by the kernel); other lines, bad lines and
     rollouts take the one-record path, with the same rows."""
@@ -590,7 +591,7 @@ def _chunk_text(chunk, job) -> tuple[bytes, int, int]:
     tbytes, toffs = table.arrays()
     out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
                         offs, entries, tbytes, toffs, dice, pips, epc,
-                        settings.ply, probs, equity(probs), cube, ebytes, eoffs)
+                        settings.ply, probs, equity(probs), cube, ebytes, eoffs, into)
     return out, m, errors
 
 
@@ -800,7 +801,7 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
                               split_end=jobs > 1 and backend == "local")
         for text, n, bad in ordered_map(_chunk_text, blocks,
                                         (settings, fmt), jobs, backend, address,
-                                        put=_put_lines, get=_get_lines):
+                                        put=_put_lines, get=_get_lines, into=True):
             if n:
                 writer.write_bytes(text)
             rows += n

@@ -256,6 +256,10 @@ def _local_pool(jobs: int):
         # fork: workers inherit the loaded kernels and tables (no re-import)
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        if not _POOLS:
+            import atexit
+
+            atexit.register(shutdown_pools)    # before the interpreter tears the pools down
         _POOLS[jobs] = pool
     return pool
 

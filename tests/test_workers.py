@@ -161,3 +161,24 @@ def test_line_blocks_cover_the_input_in_order(n, split_end):
     if n > 100:
         first, block = next(_line_chunks(lines, 100, 16384, split_end=split_end))
         assert first == 101 and block[0] == "100\n"
+
+
+def _fill(block, args, into=None):
+    """Bytes of the block's size, written into ``into`` when it fits."""
+    n, = block
+    data = bytes([n % 256]) * (n * 1000)
+    if into is not None and len(into) >= len(data):
+        into[:len(data)] = data
+        return memoryview(into)[:len(data)], n
+    return data, n
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_results_written_into_the_slots(jobs):
+    sizes = [1, 70, 3, 200, 5, 90, 4, 300, 2, 10] * 3
+    seen = []
+    for data, n in ordered_map(_fill, [[k] for k in sizes], None, jobs=jobs, into=True):
+        assert len(data) == n * 1000 and bytes(data[:1]) == bytes([n % 256])
+        assert bytes(data) == bytes([n % 256]) * len(data)          # untouched until used
+        seen.append(n)
+    assert seen == sizes
