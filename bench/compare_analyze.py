@@ -16,7 +16,10 @@ therefore measured on positions it evaluates once: with a net loaded with
 ``cache_size=0`` (no cache; every pass is cold), and as the first pass of a
 freshly loaded net with the default cache; repeat passes over 20,000 of
 the positions (answered from the cache) are shown for comparison,
-labelled.  The ratios are against the faster of the two cold rates.
+labelled.  The runs go in rounds: each round times gnubg's two cold loops,
+then every bgfast run once, so that both sides of a ratio see the same
+phase of a shared, noisy machine; the ratios are against the faster of the
+round's two cold rates, and the median and range over the rounds are shown.
 
 Run: python bench/compare_analyze.py [--n 200000] [--repeat 3]
 """
@@ -36,15 +39,6 @@ from bgfast.analyze import run  # noqa: E402
 from bgfast.evaluate import evaluate_ply  # noqa: E402
 from bgfast.formats import CubeOwner, MatchState  # noqa: E402
 from bgfast.position import pack, position_ids  # noqa: E402
-
-
-def timed(fn, repeat):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def distinct_positions(n, seed):
@@ -68,42 +62,43 @@ def cube_lines(ids, seed):
 CACHED_SET = 20_000
 
 
-def gnubg_rates(boards, repeat):
-    """(cold without a cache [median], cold first pass with the default cache,
-    cached repeat passes over the first 20,000 positions [median]) positions
-    per second, or None."""
-    try:
+class Gnubg:
+    """gnubg-nn's ``probabilities`` loops over the positions (None where
+    gnubg-nn is not installed)."""
+
+    def __init__(self, boards):
         import gnubg_nn
-    except ImportError:
-        return None
-    weights = os.path.join(os.path.dirname(gnubg_nn.__file__), "data", "gnubg.weights")
-    lists = [b.tolist() for b in boards]
 
-    def loop():
+        self.g = gnubg_nn
+        self.weights = os.path.join(os.path.dirname(gnubg_nn.__file__), "data", "gnubg.weights")
+        self.lists = [b.tolist() for b in boards]
+
+    def _loop(self, lists):
+        t = time.perf_counter()
         for b in lists:
-            gnubg_nn.probabilities(b, 0)
+            self.g.probabilities(b, 0)
+        return len(lists) / (time.perf_counter() - t)
 
-    n = len(lists)
-    gnubg_nn.net_use(gnubg_nn.net_load(weights))        # a fresh net: the default cache, empty
-    first = n / timed(loop, 1)
-    small = lists[:CACHED_SET]                          # a set the default cache holds
+    def cold(self):
+        """(no cache, first pass of a fresh net with the default cache): per second."""
+        self.g.net_use(self.g.net_load(self.weights, 0))
+        none = self._loop(self.lists)
+        self.g.net_use(self.g.net_load(self.weights))
+        return none, self._loop(self.lists)
 
-    def again():
-        for b in small:
-            gnubg_nn.probabilities(b, 0)
-
-    again()
-    cached = len(small) / timed(again, repeat)
-    gnubg_nn.net_use(gnubg_nn.net_load(weights, 0))     # no cache
-    cold = n / timed(loop, repeat)
-    return cold, first, cached
+    def cached(self, repeat):
+        small = self.lists[:CACHED_SET]
+        self.g.net_use(self.g.net_load(self.weights))
+        self._loop(small)
+        return statistics.median(self._loop(small) for _ in range(repeat))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--plays", type=int, default=20_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds: each times gnubg's loops and every bgfast run once")
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
                     help="where the output files go (default: /dev/shm if present)")
@@ -113,11 +108,14 @@ def main():
     ids = position_ids(boards)
     cubes, contexts = cube_lines(ids, args.seed)
     plays = [f"{i} {a}{b}\n" for i, (a, b) in zip(ids[:args.plays], dice)]
-    rows = []
-    gnubg = gnubg_rates(boards, args.repeat)
+    try:
+        gnubg = Gnubg(boards)
+    except ImportError:
+        gnubg = None
     evaluate_ply(boards[:100], 0, "net")                  # load the net and the tables
-    t = timed(lambda: evaluate_ply(boards, 0, "net"), args.repeat)
-    rows.append(("bgfast batch 0-ply evaluation (net, no rows)", n / t))
+    names = ["bgfast batch 0-ply evaluation (net, no rows)"]
+    runs = [lambda: evaluate_ply(boards, 0, "net")]
+    sizes = [n]
     # the rows go to real files, in memory (tmpfs) where there is one, so
     # that the disk's write-back does not time itself into the runs
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -126,20 +124,34 @@ def main():
         for what, lines in (("cube rows", cubes), ("checker rows", plays)):
             for fmt in ("jsonl", "csv"):
                 for jobs in (1, 2):
-                    t = timed(lambda: run(lines, output=out, fmt=fmt, jobs=jobs), args.repeat)
-                    rows.append((f"bgfast analyze, {what}, {fmt}, {jobs} process(es)",
-                                 len(lines) / t))
-    print(f"{n:,} distinct positions ({len(plays):,} for checker rows), median of "
-          f"{args.repeat} runs; cube rows: half money, half Match IDs over {contexts} cube contexts")
-    print(f"{'':60s} {'per second':>12s} {'vs gnubg cold':>14s}")
-    base = max(gnubg[0], gnubg[1]) if gnubg else None    # the faster cold rate
+                    names.append(f"bgfast analyze, {what}, {fmt}, {jobs} process(es)")
+                    runs.append(lambda lines=lines, fmt=fmt, jobs=jobs:
+                                run(lines, output=out, fmt=fmt, jobs=jobs))
+                    sizes.append(len(lines))
+        rates = [[] for _ in names]
+        ratios = [[] for _ in names]
+        bases = []
+        for _ in range(args.repeat):                      # rounds: both sides see the same noise
+            base = max(gnubg.cold()) if gnubg else None   # the faster cold rate of this round
+            bases.append(base)
+            for k, fn in enumerate(runs):
+                t = time.perf_counter()
+                fn()
+                rates[k].append(sizes[k] / (time.perf_counter() - t))
+                if base:
+                    ratios[k].append(rates[k][-1] / base)
+    print(f"{n:,} distinct positions ({len(plays):,} for checker rows), {args.repeat} rounds "
+          f"(medians; ratios against gnubg's cold loop in the same round, with their range); "
+          f"cube rows: half money, half Match IDs over {contexts} cube contexts")
+    print(f"{'':60s} {'per second':>12s} {'vs gnubg cold':>14s} {'range':>14s}")
+    for name, r, q in zip(names, rates, ratios):
+        ratio = (f"{statistics.median(q):13.2f}x {min(q):6.2f}-{max(q):.2f}x" if q else "")
+        print(f"{name:60s} {statistics.median(r):12,.0f} {ratio}")
     if gnubg:
-        rows += [("gnubg_nn.probabilities loop, cold (no cache)", gnubg[0]),
-                 ("gnubg_nn.probabilities loop, cold cache, first pass", gnubg[1]),
-                 ("gnubg_nn.probabilities loop, cached (repeat passes, 20,000)", gnubg[2])]
-    for name, rate in rows:
-        ratio = f"{rate / base:13.2f}x" if base else ""
-        print(f"{name:60s} {rate:12,.0f} {ratio}")
+        print(f"{'gnubg_nn.probabilities loop, cold (faster of no cache / first pass)':60s} "
+              f"{statistics.median(bases):12,.0f} {1:13.2f}x")
+        print(f"{'gnubg_nn.probabilities loop, cached (repeat passes, 20,000)':60s} "
+              f"{gnubg.cached(args.repeat):12,.0f}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import numpy as np
 from ._workers import ordered_map
 from .errors import BgfastError, InvalidRecordError
 from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_gnubg_id
-from .position import Position, PositionClass
+from .position import Position, PositionClass, _CheckedBoards
 
 __all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
            "AnalysisSettings", "run", "ROW_FIELDS", "html_report"]
@@ -501,7 +501,9 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     number, text, offs = sc["number"], sc["text"], sc["offsets"]
     m = len(number)
     status = sc["status"].copy()
-    boards, dice, mpos = sc["boards"], sc["dice"].copy(), sc["mpos"]
+    # every board the scan read is possible (the others are bad lines)
+    boards = sc["boards"].view(_CheckedBoards)
+    dice, mpos = sc["dice"].copy(), sc["mpos"]
     if settings.rollout_games > 0:
         status[:] = 1
     # contexts: one per distinct Match ID

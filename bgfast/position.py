@@ -75,8 +75,17 @@ def validate_boards(boards: np.ndarray) -> None:
     )
 
 
+class _CheckedBoards(np.ndarray):
+    """Boards already found possible (the analysis scan checks every board
+    it reads): :func:`as_boards` does not check them again.  Only views,
+    slices and row selections of such boards are made here; nothing that
+    computes new boards from them."""
+
+
 def as_boards(boards, *, validate: bool = True) -> np.ndarray:
     """Convert to a C-contiguous ``uint8[N, 2, 25]`` array, checking it."""
+    if isinstance(boards, _CheckedBoards) and boards.dtype == np.uint8 and boards.ndim == 3:
+        return np.ascontiguousarray(boards.view(np.ndarray))
     arr = np.asarray(boards)
     if arr.ndim == 2:
         arr = arr[None]

@@ -151,3 +151,18 @@ def test_parse_accepts_both_formats():
 def test_package_exports():
     assert bgfast.Position is Position
     assert len(bgfast.Position.initial().legal_plays(3, 1)) == 16
+
+
+def test_checked_boards_pass_as_plain_arrays_and_others_are_still_checked():
+    from bgfast.errors import InvalidPositionError
+    from bgfast.position import _CheckedBoards, as_boards
+
+    boards = np.zeros((3, 2, 25), dtype=np.uint8)
+    boards[:, 0, 5] = boards[:, 1, 7] = 15
+    checked = boards.view(_CheckedBoards)
+    out = as_boards(checked[[0, 2]])
+    assert type(out) is np.ndarray and np.array_equal(out, boards[[0, 2]])
+    bad = boards.copy()
+    bad[1, 0, 3] = 5                                  # 20 checkers
+    with pytest.raises(InvalidPositionError):
+        as_boards(bad)
