@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -79,6 +80,10 @@ class Context:
         return self.length == 0
 
     def describe(self) -> str:
+        return self._text
+
+    @functools.cached_property
+    def _text(self) -> str:          # kept: the analysis names each block's contexts
         where = "money" if self.is_money else f"{self.score_me}-{self.score_opp} to {self.length}"
         return f"{where}, cube {self.cube} ({self.owner})" + (", Crawford" if self.crawford else "")
 
@@ -408,18 +413,25 @@ def _blob(pieces: dict, m: int):
     return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), np.cumsum(lengths)
 
 
+@functools.cache
+def _action_texts() -> tuple:
+    """The cube actions' texts, without and with a redouble."""
+    from .cube import ACTIONS
+
+    return tuple(tuple(a.text(redouble) for a in ACTIONS) for redouble in (False, True))
+
+
 def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
     """The cube decisions of ``rows`` (``ctx``: their indices into
     ``contexts``) into the formatter's columns: money rows one context at a
     time, match rows all at once, each at its own score and cube.  Returns
     the rows whose context is not possible (for the one-record path, which
     names the error)."""
-    from .cube import (_OWNER_CODES, ACTIONS, MoneyRules, _check_match, _clip_probs, _match_rows,
+    from .cube import (_OWNER_CODES, MoneyRules, _check_match, _clip_probs, _match_rows,
                        _probs_checks, _state, cube_decisions)
     from .met import MatchScore, get_table
 
-    texts = np.asarray([[table(a.text(redouble)) for a in ACTIONS] for redouble in (False, True)],
-                       dtype=np.int32)
+    texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
     bad = []
     match_ctx = {}
     order = np.argsort(ctx, kind="stable")

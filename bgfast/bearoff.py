@@ -1170,11 +1170,18 @@ _DEFAULTS: dict = {}
 
 
 def _cached(name, builder, directory):
+    # a table already open for the same name, directory and environment is
+    # returned without building paths (the analysis asks once per block)
+    fast = (name, directory, os.environ.get("BGFAST_CACHE_DIR"), os.environ.get("HOME"))
+    t = _DEFAULTS.get(fast)
+    if t is not None and t._mmap is not None:
+        return t
     d = cache_dir(directory)
     p = d / name
     key = str(p)
     t = _DEFAULTS.get(key)
     if t is not None and t._mmap is not None:
+        _DEFAULTS[fast] = t
         return t
     if p.exists():
         try:
@@ -1185,7 +1192,7 @@ def _cached(name, builder, directory):
         d.mkdir(parents=True, exist_ok=True)
         builder(p)
         t = open(p)
-    _DEFAULTS[key] = t
+    _DEFAULTS[key] = _DEFAULTS[fast] = t
     return t
 
 
