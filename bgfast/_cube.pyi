@@ -16,12 +16,20 @@ def match_rows(
     pre: npt.NDArray[np.float64],
     post: npt.NDArray[np.float64],
 ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.bool_]]: ...
-def choose_actions(
-    nd: npt.NDArray[np.float64],
-    dt: npt.NDArray[np.float64],
-    dp: npt.NDArray[np.float64],
-    can_double: npt.NDArray[np.bool_],
-    beaver: npt.NDArray[np.bool_],
+def decide_rows(
+    p: npt.NDArray[np.float64],
+    match: npt.NDArray[np.uint8],
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int64],
+    cube: npt.NDArray[np.int64],
+    owner: npt.NDArray[np.int64],
+    jacoby: npt.NDArray[np.uint8],
+    beavers: npt.NDArray[np.uint8],
+    x: npt.NDArray[np.float64],
+    exact: npt.NDArray[np.float64],
+    pre: npt.NDArray[np.float64],
+    post: npt.NDArray[np.float64],
     eps: float,
     codes: npt.NDArray[np.int8],
-) -> npt.NDArray[np.int8]: ...
+) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.int8] | npt.NDArray[np.bool_]]: ...

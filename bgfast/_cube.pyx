@@ -334,6 +334,23 @@ cdef void _gammon_prices(Row* r, int j, double* out) noexcept nogil:
     out[3] = (lose2 - lose3) / span
 
 
+cdef inline void _start(Row* r, const double* p, int64_t a, int64_t b, int64_t state,
+                        int64_t cube) noexcept nogil:
+    """Row r for probabilities p at a/b away, ``state`` and ``cube``, no level known yet."""
+    r.p = p
+    r.win[0] = p[0] - p[1]
+    r.win[1] = p[1] - p[2]
+    r.win[2] = p[2]
+    r.lose[0] = 1 - p[0] - p[3]
+    r.lose[1] = p[3] - p[4]
+    r.lose[2] = p[4]
+    r.a = a
+    r.b = b
+    r.state = <int>state
+    r.cube = cube
+    memset(r.have, 0, sizeof(r.have))
+
+
 def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] b,
                const int64_t[::1] state, const int64_t[::1] cube, const int64_t[::1] owner,
                const double[::1] x_nd, const double[::1] x_dt,
@@ -367,18 +384,7 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
     r.post = &post[0] if r.N else NULL
     with nogil:
         for i in range(n):
-            r.p = &p[i, 0]
-            r.win[0] = p[i, 0] - p[i, 1]
-            r.win[1] = p[i, 1] - p[i, 2]
-            r.win[2] = p[i, 2]
-            r.lose[0] = 1 - p[i, 0] - p[i, 3]
-            r.lose[1] = p[i, 3] - p[i, 4]
-            r.lose[2] = p[i, 4]
-            r.a = a[i]
-            r.b = b[i]
-            r.state = <int>state[i]
-            r.cube = cube[i]
-            memset(r.have, 0, sizeof(r.have))
+            _start(&r, &p[i, 0], a[i], b[i], state[i], cube[i])
             cd[i] = _can_double_me(&r, 0)
             nd[i] = _cubeful(&r, 0, <int>owner[i], x_nd[i])
             dt[i] = _cubeful(&r, 1, OWN_OPP, x_dt[i])
@@ -402,34 +408,153 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
 # the action
 # ---------------------------------------------------------------------------
 
-def choose_actions(const double[::1] nd, const double[::1] dt, const double[::1] dp,
-                   const cnp.npy_bool[::1] can_double, const cnp.npy_bool[::1] beaver,
-                   double eps, const cnp.int8_t[::1] codes):
-    """The proper action of each row, as ``codes[k]`` (int8[n]) for k =
-    0 too good/pass, 1 double/pass, 2 too good/take, 3 optional double/take,
-    4 optional double/beaver, 5 no double/take, 6 no double/beaver,
-    7 double/take, 8 double/beaver, 9 no double with a dead cube.  Equities
-    closer than ``eps`` are equal (ties go to doubling)."""
-    cdef Py_ssize_t n = nd.shape[0], i
-    cdef bint passes, too_good
-    cdef int k
-    out = np.empty(n, dtype=np.int8)
-    cdef cnp.int8_t[::1] o = out
+cdef inline int _action(double nd, double dt, double dp, bint can_double, bint beaver,
+                        double eps) noexcept nogil:
+    """The proper action of one row: 0 too good/pass, 1 double/pass, 2 too
+    good/take, 3 optional double/take, 4 optional double/beaver, 5 no
+    double/take, 6 no double/beaver, 7 double/take, 8 double/beaver, 9 no
+    double with a dead cube.  Equities closer than ``eps`` are equal (ties
+    go to doubling)."""
+    cdef bint passes = dt >= dp - eps            # the opponent passes
+    cdef bint too_good = nd > dp + eps
+    if not can_double:
+        return 9
+    if passes and too_good:
+        return 0
+    if passes:
+        return 1
+    if too_good:
+        return 2
+    if fabs(nd - dt) <= eps:
+        return 4 if beaver else 3
+    if nd > dt:
+        return 6 if beaver else 5
+    return 8 if beaver else 7
+
+
+# ---------------------------------------------------------------------------
+# decisions: money and match rows together
+# ---------------------------------------------------------------------------
+
+cdef inline bint _finite3(const double* e) noexcept nogil:
+    return e[0] == e[0] and e[1] == e[1] and e[2] == e[2]
+
+
+cdef inline double _effective(const double* p, const double* e, int own, double ceq,
+                              double x) noexcept nogil:
+    """The efficiency at which Janowski's money equity with the cube at
+    ``own`` meets the exact one ``e[own]``: ``(E_exact - E_dead) / (E_live -
+    E_dead)`` within [0, x]; x where the live and dead equities meet."""
+    cdef double live = _money(p, own, 1.0, False), v
+    if not fabs(live - ceq) > 1e-9:
+        return x
+    v = (e[own] - ceq) / (live - ceq)
+    if 0.0 > v:
+        v = 0.0
+    if x < v:
+        v = x
+    return v
+
+
+def decide_rows(const double[:, ::1] p, const uint8_t[::1] match, const int64_t[::1] a,
+                const int64_t[::1] b, const int64_t[::1] state, const int64_t[::1] cube,
+                const int64_t[::1] owner, const uint8_t[::1] jacoby,
+                const uint8_t[::1] beavers, const double[::1] x, const double[:, ::1] exact,
+                const double[:, ::1] pre, const double[::1] post, double eps,
+                const cnp.int8_t[::1] codes):
+    """The cube decision of each row of checked, clipped probabilities p[n, 5].
+
+    Money rows (``match`` 0): the cube at ``owner`` (0 centre, 1 me, 2 the
+    opponent), the Jacoby rule and beavers as flagged; an ``exact`` row
+    without NaN holds the exact cubeful money equities (centred, mine, the
+    opponent's) that replace Janowski's.  Match rows (``match`` 1): ``a``/
+    ``b`` away, ``state``, ``cube`` as for :func:`match_rows`; an exact row
+    gives the effective efficiencies, for no double and for double/take.
+
+    Returns ``no_double``, ``double_take``, ``double_pass`` (equities per
+    unit cube: a match row's MWCs normalised between losing and winning the
+    cube's points), ``take_point_live`` (the opponent's, NaN in the Crawford
+    game), ``action`` (``codes[k]`` for the action number k of
+    :func:`_action`), ``beaver``
+    (bool), ``x_no_double``/``x_double_take`` (the efficiencies used) and a
+    match row's MWCs ``mwc_no_double``, ``mwc_double_take``,
+    ``mwc_double_pass`` and ``mwc_lose`` (NaN for money rows)."""
+    cdef Py_ssize_t n = p.shape[0], i
+    cdef Row r
+    cdef const double* q
+    cdef double W, L, dtc, lo, hi, ceq, xn, xd, mn, md, mp
+    cdef int ow
+    cdef bint can, bv
+    names = ("no_double", "double_take", "double_pass", "take_point_live", "x_no_double",
+             "x_double_take", "mwc_no_double", "mwc_double_take", "mwc_double_pass", "mwc_lose")
+    arrays = [np.empty(n) for _ in names]
+    cdef double[::1] nd = arrays[0], dt = arrays[1], dp = arrays[2], tp = arrays[3]
+    cdef double[::1] xnd = arrays[4], xdt = arrays[5], mnd = arrays[6], mdt = arrays[7]
+    cdef double[::1] mdp = arrays[8], mlo = arrays[9]
+    act_ = np.empty(n, dtype=np.int8)
+    bv_ = np.zeros(n, dtype=np.uint8)
+    cdef cnp.int8_t[::1] act = act_
+    cdef uint8_t[::1] bvr = bv_
+    if codes.shape[0] < 10:
+        raise ValueError("codes must name the 10 actions")
+    if exact.shape[0] != n or exact.shape[1] != 3:
+        raise ValueError("exact must have shape (n, 3)")
+    if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
+        raise ValueError("the table's pre- and post-Crawford arrays do not match")
+    r.N = pre.shape[0]
+    r.pre = &pre[0, 0] if r.N else NULL
+    r.post = &post[0] if r.N else NULL
+    for i in range(n):
+        if match[i] and not (1 <= a[i] <= r.N and 1 <= b[i] <= r.N):
+            raise ValueError(f"row {i}: away scores outside the table")
     with nogil:
         for i in range(n):
-            passes = dt[i] >= dp[i] - eps            # the opponent passes
-            too_good = nd[i] > dp[i] + eps
-            if passes and too_good:
-                k = 0
-            elif passes:
-                k = 1
-            elif too_good:
-                k = 2
-            elif fabs(nd[i] - dt[i]) <= eps:
-                k = 4 if beaver[i] else 3
-            elif nd[i] > dt[i]:
-                k = 6 if beaver[i] else 5
+            q = &p[i, 0]
+            ow = <int>owner[i]
+            if not match[i]:
+                nd[i] = _money(q, ow, x[i], jacoby[i])
+                dt[i] = 2.0 * _money(q, OWN_OPP, x[i], False)
+                if _finite3(&exact[i, 0]):
+                    nd[i] = exact[i, ow]
+                    dt[i] = 2.0 * exact[i, 2]
+                dp[i] = 1.0
+                can = ow != OWN_OPP
+                bv = beavers[i] and can and dt[i] < 0.0
+                dtc = 2.0 * dt[i] if bv else dt[i]
+                act[i] = codes[_action(nd[i], dtc, 1.0, can, bv, eps)]
+                bvr[i] = bv
+                _averages(q, &W, &L)
+                tp[i] = 1.0 - (L + 1.0) / (W + L + 0.5)
+                xnd[i] = xdt[i] = x[i]
+                mnd[i] = mdt[i] = mdp[i] = mlo[i] = NAN
+                continue
+            xn = xd = x[i]
+            if _finite3(&exact[i, 0]):
+                ceq = _cubeless(q)
+                xn = _effective(q, &exact[i, 0], ow, ceq, x[i])
+                xd = _effective(q, &exact[i, 0], OWN_OPP, ceq, x[i])
+            _start(&r, q, a[i], b[i], state[i], cube[i])
+            can = ow != OWN_OPP and _can_double_me(&r, 0)
+            mn = _cubeful(&r, 0, ow, xn)
+            md = _cubeful(&r, 1, OWN_OPP, xd)
+            mp = _M(&r, 1, 0, 0)
+            lo = _M(&r, 1, 0, 1)
+            hi = mp
+            if hi > lo:
+                nd[i] = 2.0 * (mn - lo) / (hi - lo) - 1.0
+                dt[i] = 2.0 * (md - lo) / (hi - lo) - 1.0
+                dp[i] = 2.0 * (mp - lo) / (hi - lo) - 1.0
             else:
-                k = 8 if beaver[i] else 7
-            o[i] = codes[k] if can_double[i] else codes[9]
+                nd[i] = dt[i] = dp[i] = 0.0
+            act[i] = codes[_action(mn, md, mp, can, False, eps)]
+            tp[i] = NAN if r.state == CRAWFORD else 1.0 - _cp_me(&r, 0)
+            xnd[i] = xn
+            xdt[i] = xd
+            mnd[i] = mn
+            mdt[i] = md
+            mdp[i] = mp
+            mlo[i] = lo
+    out = dict(zip(names, arrays))
+    out["action"] = act_
+    out["beaver"] = bv_.view(bool)
     return out

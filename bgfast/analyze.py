@@ -83,6 +83,10 @@ class Context:
         return self._text
 
     @functools.cached_property
+    def _cube(self):                 # kept: the analysis decides at each block's contexts
+        return _cube_params(self)
+
+    @functools.cached_property
     def _text(self) -> str:          # kept: the analysis names each block's contexts
         where = "money" if self.is_money else f"{self.score_me}-{self.score_opp} to {self.length}"
         return f"{where}, cube {self.cube} ({self.owner})" + (", Crawford" if self.crawford else "")
@@ -322,7 +326,6 @@ def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
 
 _NO_ENTRY = object()
 _MATCH_IDS: dict = {}
-_MATCH_PARAMS: dict = {}        # Context -> the match model's numbers, or None (not possible)
 
 
 def _match_entry(token: str):
@@ -421,77 +424,60 @@ def _action_texts() -> tuple:
     return tuple(tuple(a.text(redouble) for a in ACTIONS) for redouble in (False, True))
 
 
+def _cube_params(context: Context):
+    """The cube kernel's numbers for the rows at ``context``: (match, a, b,
+    state, cube, owner, jacoby, beavers), or None where the context is not
+    possible (checked by :func:`bgfast.cube.cube_decisions` itself)."""
+    from .cube import _OWNER_CODES, MoneyRules, _state, cube_decisions
+    from .met import MatchScore
+
+    try:
+        match = None if context.is_money else MatchScore(
+            context.length, context.score_me, context.score_opp, crawford=context.crawford)
+        money = MoneyRules(jacoby=context.jacoby, beavers=context.beavers) if match is None else None
+        cube_decisions(np.array([[0.5, 0.0, 0.0, 0.0, 0.0]]), cube=context.cube,
+                       owner=context.owner, match=match, money=money)
+    except BgfastError:
+        return None
+    if match is None:
+        return (0, 1, 1, 0, context.cube, _OWNER_CODES[context.owner], int(context.jacoby),
+                int(context.beavers))
+    return (1, match.away_me, match.away_opp, _state(match), context.cube,
+            _OWNER_CODES[context.owner], 0, 0)
+
+
 def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
     """The cube decisions of ``rows`` (``ctx``: their indices into
-    ``contexts``) into the formatter's columns: money rows one context at a
-    time, match rows all at once, each at its own score and cube.  Returns
-    the rows whose context is not possible (for the one-record path, which
-    names the error)."""
-    from .cube import (_OWNER_CODES, MoneyRules, _check_match, _clip_probs, _match_rows,
-                       _probs_checks, _state, cube_decisions)
-    from .met import MatchScore, get_table
+    ``contexts``) into the formatter's columns, money and match rows in one
+    kernel call, each at its own score, cube and rules.  Returns the rows
+    whose context or probabilities are not possible (for the one-record
+    path, which names the error)."""
+    from .cube import _OWNER_CODES, _clip_probs, _decisions, _probs_checks
+    from .met import get_table
 
     texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
-    bad = []
-    match_ctx = {}
-    order = np.argsort(ctx, kind="stable")
-    used, starts = np.unique(ctx[order], return_index=True)
-    ends = np.append(starts[1:], len(order))
-    for c, start, end in zip(used.tolist(), starts.tolist(), ends.tolist()):
-        context = contexts[c]
-        if context.is_money:
-            mine = order[start:end]
-            try:
-                decs = cube_decisions(probs[rows[mine]], cube=context.cube, owner=context.owner,
-                                      money=MoneyRules(jacoby=context.jacoby,
-                                                       beavers=context.beavers),
-                                      efficiency=eff[mine],
-                                      exact_money=None if context.jacoby else nd[rows[mine]])
-            except BgfastError:
-                bad.append(rows[mine])
-                continue
-            columns = (decs.no_double, decs.double_take, decs.double_pass, decs.take_point_live)
-            out_cube[rows[mine]] = np.stack(columns, axis=1)
-            out_action[rows[mine]] = texts[int(decs.redouble)][decs.action]
-            continue
-        params = _MATCH_PARAMS.get(context, _NO_ENTRY)
-        if params is _NO_ENTRY:
-            try:
-                score = MatchScore(context.length, context.score_me, context.score_opp,
-                                   crawford=context.crawford)
-                _check_match(score, context.cube, context.owner, None)
-                params = (score.away_me, score.away_opp, _state(score), context.cube,
-                          _OWNER_CODES[context.owner])
-            except BgfastError:
-                params = None
-            if len(_MATCH_PARAMS) >= 1 << 16:
-                _MATCH_PARAMS.clear()
-            _MATCH_PARAMS[context] = params
-        if params is None:
-            bad.append(rows[order[start:end]])
-            continue
-        match_ctx[c] = params
-    if match_ctx:
-        params = np.zeros((len(contexts), 5), dtype=np.int64)
-        is_match = np.zeros(len(contexts), dtype=bool)
-        for c, values in match_ctx.items():
+    params = np.zeros((len(contexts), 8), dtype=np.int64)
+    possible = np.zeros(len(contexts), dtype=bool)
+    for c, context in enumerate(contexts):
+        values = context._cube
+        if values is not None:
             params[c] = values
-            is_match[c] = True
-        mine = np.flatnonzero(is_match[ctx])
-        p = probs[rows[mine]]
-        finite, win_ok, lose_ok = _probs_checks(p)      # as cube_decision checks them
-        ok = finite & win_ok & lose_ok
-        if not ok.all():
-            bad.append(rows[mine[~ok]])
-            mine, p = mine[ok], p[ok]
-        a, b, state, cube, owner = params[ctx[mine]].T
-        res = _match_rows(_clip_probs(p), a, b, state, cube, owner, eff[mine], nd[rows[mine]],
-                          get_table(None), details=False)
-        columns = (res["no_double"], res["double_take"], res["double_pass"],
-                   res["take_point_live"])
-        out_cube[rows[mine]] = np.stack(columns, axis=1)
-        out_action[rows[mine]] = texts[res["redouble"].astype(np.int64), res["action"]]
-    return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
+            possible[c] = True
+    p = probs[rows]
+    finite, win_ok, lose_ok = _probs_checks(p)          # as cube_decision checks them
+    ok = finite & win_ok & lose_ok & possible[ctx]
+    bad = rows[~ok]
+    if not ok.all():
+        rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
+    match, a, b, state, cube, owner, jacoby, beavers = params[ctx].T
+    exact = nd[rows]
+    exact[jacoby.astype(bool)] = np.nan                 # the Jacoby rule: Janowski's equities
+    res = _decisions(_clip_probs(p), match, a, b, state, cube, owner, jacoby, beavers, eff,
+                     exact, get_table(None))
+    out_cube[rows] = np.stack((res["no_double"], res["double_take"], res["double_pass"],
+                               res["take_point_live"]), axis=1)
+    out_action[rows] = texts[(owner == _OWNER_CODES["me"]).astype(np.int64), res["action"]]
+    return bad
 
 
 def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:

@@ -463,22 +463,12 @@ ACTIONS = tuple(CubeAction)
 _CODE = {a: i for i, a in enumerate(ACTIONS)}
 
 
-#: The kernel's action numbers (see :func:`bgfast._cube.choose_actions`) as codes.
+#: The kernel's action numbers (see :func:`bgfast._cube.decide_rows`) as codes.
 _KERNEL_CODES = np.array([_CODE[a] for a in (
     CubeAction.TOO_GOOD_PASS, CubeAction.DOUBLE_PASS, CubeAction.TOO_GOOD_TAKE,
     CubeAction.OPTIONAL_DOUBLE_TAKE, CubeAction.OPTIONAL_DOUBLE_BEAVER, CubeAction.NO_DOUBLE,
     CubeAction.NO_DOUBLE_BEAVER, CubeAction.DOUBLE_TAKE, CubeAction.DOUBLE_BEAVER,
     CubeAction.NO_DOUBLE_DEAD_CUBE)], dtype=np.int8)
-
-
-def _choose(nd, dt, dp, can_double, beaver) -> np.ndarray:
-    """The proper actions (codes into :data:`ACTIONS`) for arrays of equities
-    (``dp``, ``can_double``, ``beaver``: one value or one per row)."""
-    nd = np.ascontiguousarray(nd, dtype=np.float64).reshape(-1)
-    n = nd.shape[0]
-    return _k.choose_actions(nd, _per_row(dt, n, np.float64), _per_row(dp, n, np.float64),
-                             _per_row(can_double, n, bool), _per_row(beaver, n, bool), _EPS,
-                             _KERNEL_CODES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -566,28 +556,22 @@ def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarr
             raise InvalidCubeError("a centred cube in a money game is at 1")
         can_double = owner != "opp"
         jac = rules.jacoby and owner == "centre"
-        avg = _averages(p)
-        nd = _money_cubeful(p, owner, x, jacoby=rules.jacoby)
-        dt = 2.0 * _money_cubeful(p, "opp", x)
-        if has_exact.any():
-            nd = np.where(has_exact, exact[:, _owner_index(owner)], nd)
-            dt = np.where(has_exact, 2.0 * exact[:, 2], dt)
-        dp = np.ones(n)
-        beaver = (dt < 0.0) if (rules.beavers and can_double) else np.zeros(n, dtype=bool)
+        d = _decisions(p, False, 1, 1, _PRE, cube, _OWNER_CODES[owner], rules.jacoby,
+                       rules.beavers, x, exact, None)
+        nd, dt, dp, beaver = d["no_double"], d["double_take"], d["double_pass"], d["beaver"]
         dbeaver = np.where(beaver, 2.0 * dt, np.nan)
-        tps = _take_points(p, averages=avg)
+        tps = _take_points(p)
         gp_now = 0.0 if jac else 0.5
         gp = {"me": gp_now, "opp": gp_now, "me_backgammon": gp_now, "opp_backgammon": gp_now}
         gp2 = {"me": 0.5, "opp": 0.5, "me_backgammon": 0.5, "opp_backgammon": 0.5}
         return CubeDecisions(
             probs=p, cube=cube, owner=owner, match=None, money=rules, efficiency=x,
             cubeless_equity=(2 * p[:, 0] - 1) if jac else ceq,
-            no_double=nd, double_take=dt, double_pass=dp,
-            action=_choose(nd, np.where(beaver, dbeaver, dt), dp, can_double, beaver),
+            no_double=nd, double_take=dt, double_pass=dp, action=d["action"],
             redouble=redouble, can_double=can_double, cube_dead=False,
             dead_reason=None if can_double else "the opponent owns the cube",
             beaver=beaver, double_beaver=dbeaver,
-            take_point_live=1.0 - tps["cash_live"], take_point_dead=1.0 - tps["cash_dead"],
+            take_point_live=d["take_point_live"], take_point_dead=1.0 - tps["cash_dead"],
             cash_point_live=tps["cash_live"], cash_point_dead=tps["cash_dead"],
             gammon_price=gp, gammon_price_after_double=gp2,
         )
@@ -660,54 +644,50 @@ def _match_rows(p: np.ndarray, a, b, state, cube, owner: np.ndarray, x: np.ndarr
         out = _match_rows(np.zeros((1, 5)), *first, np.full(1, CONTACT_EFFICIENCY), None, table)
         return {k: {g: v[:0] for g, v in val.items()} if isinstance(val, dict) else val[:0]
                 for k, val in out.items()}
-    a, b, state, cube, owner = (_per_row(v, n, np.int64) for v in (a, b, state, cube, owner))
-    ceq = _cubeless(p)
-    x_nd = x_dt = x
-    opp = np.full(n, _OWNER_CODES["opp"])
-    r = np.zeros(0, dtype=np.int64) if exact is None else np.flatnonzero(~np.isnan(exact).any(axis=1))
-    if r.size:
-        # effective efficiencies from the exact money cubeful equities:
-        # x = (E_exact - E_dead) / (E_live - E_dead) for each cube owner,
-        # kept within [0, efficiency of the position class] (this reproduces
-        # gnubg's match-play cube analysis in two-sided bear-offs)
-        lives = [_money_cubeful(p[r], o, 1.0) for o in ("centre", "me", "opp")]
-
-        def x_eff(own):
-            e_live = np.choose(own[r], lives)
-            e_exact = exact[r, own[r]]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eff = _clip((e_exact - ceq[r]) / (e_live - ceq[r]), 0.0, x[r])
-            out = np.array(x, dtype=np.float64)
-            out[r] = np.where(np.abs(e_live - ceq[r]) > 1e-9, eff, x[r])
-            return out
-
-        x_nd, x_dt = x_eff(owner), x_eff(opp)
-    m = _match_model(p, a, b, state, cube, owner, x_nd, x_dt, table)
-    m_nd, m_dt, m_dp, lo = m["no_double"], m["double_take"], m["double_pass"], m["lose"]
-    hi = m_dp
-
-    def norm(v):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(hi > lo, 2.0 * (v - lo) / (hi - lo) - 1.0, 0.0)
-
-    can_double = (owner != _OWNER_CODES["opp"]) & m["can_double"]
-    cp_live = m["cash_live"]
-    out = {"no_double": norm(m_nd), "double_take": norm(m_dt), "double_pass": norm(m_dp),
-           "action": _choose(m_nd, m_dt, m_dp, can_double, False), "redouble": owner == 1,
-           "take_point_live": 1.0 - cp_live}
+    core = _decisions(p, True, a, b, state, cube, owner, False, False, x, exact, table)
+    out = {k: core[k] for k in ("no_double", "double_take", "double_pass", "action",
+                                "take_point_live")}
+    out["redouble"] = _per_row(owner, n, np.int64) == _OWNER_CODES["me"]
     if details:
+        m = _match_model(p, a, b, state, cube, owner, core["x_no_double"], core["x_double_take"],
+                         table)
+        lo, hi = core["mwc_lose"], core["mwc_double_pass"]
         dead_mwc = m["dead"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ceq = np.where(hi > lo, 2.0 * (dead_mwc - lo) / (hi - lo) - 1.0, 0.0)
         names = ("me", "opp", "me_backgammon", "opp_backgammon")
         gp = m["gammon_prices"]
         out.update({
-            "efficiency": np.array(np.broadcast_to(x_nd, (n,))),
-            "cubeless_equity": norm(dead_mwc), "cash_point_live": cp_live,
+            "efficiency": core["x_no_double"],
+            "cubeless_equity": ceq, "cash_point_live": m["cash_live"],
             "cash_point_dead": m["cash_dead"],
             "gammon_price": {k: gp[:, 0, i] for i, k in enumerate(names)},
             "gammon_price_after_double": {k: gp[:, 1, i] for i, k in enumerate(names)},
-            "cubeless_mwc": dead_mwc, "mwc_no_double": m_nd, "mwc_double_take": m_dt,
-            "mwc_double_pass": m_dp})
+            "cubeless_mwc": dead_mwc, "mwc_no_double": core["mwc_no_double"],
+            "mwc_double_take": core["mwc_double_take"],
+            "mwc_double_pass": core["mwc_double_pass"]})
     return out
+
+
+_NO_TABLE = (np.zeros((0, 0)), np.zeros(0))
+
+
+def _decisions(p: np.ndarray, match, a, b, state, cube, owner, jacoby, beavers, x,
+               exact: np.ndarray | None, table: MatchEquityTable | None) -> dict:
+    """The kernel's decisions (:func:`bgfast._cube.decide_rows`) of checked
+    rows ``p``, money or match (``match``), each argument one value or one
+    per row; ``exact`` ``float64[n, 3]`` with NaN rows, or None; ``table``
+    for match rows (None: money rows only)."""
+    n = p.shape[0]
+    pre, post = _NO_TABLE if table is None else (table.pre, table.post)
+    ints = (_per_row(v, n, np.int64) for v in (a, b, state, cube, owner))
+    return _k.decide_rows(np.ascontiguousarray(p, dtype=np.float64), _per_row(match, n, np.uint8),
+                          *ints, _per_row(jacoby, n, np.uint8), _per_row(beavers, n, np.uint8),
+                          _per_row(x, n, np.float64),
+                          np.full((n, 3), np.nan) if exact is None
+                          else np.ascontiguousarray(exact, dtype=np.float64),
+                          np.ascontiguousarray(pre, dtype=np.float64),
+                          np.ascontiguousarray(post, dtype=np.float64), _EPS, _KERNEL_CODES)
 
 
 def _check_efficiency(x: np.ndarray, given) -> None:
