@@ -344,6 +344,26 @@ def _match_entry(token: str):
     return hit
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _distinct_tokens(chars: np.ndarray):
+    """The distinct 12-character tokens of ``chars`` (``uint8[n, 12]``) as
+    bytes, and each row's index into them.  Rows are told apart by a 64-bit
+    mix of their characters, checked against the tokens themselves (a clash
+    falls back to comparing the strings)."""
+    head = np.ascontiguousarray(chars[:, :8]).view("<u8").ravel()
+    tail = np.ascontiguousarray(chars[:, 8:]).view("<u4").ravel().astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key = head ^ (tail * _MIX)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    tokens = np.ascontiguousarray(chars).view("S12").ravel()
+    uniq = tokens[first]
+    if not np.array_equal(uniq[inverse], tokens):
+        uniq, inverse = np.unique(tokens, return_inverse=True)
+    return uniq, inverse
+
+
 def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisSettings):
     """:func:`_probabilities` of many boards in arrays: ``(probs float64[n,
     5], exact bool[n], cubeful no-double money equities float64[n, 3], NaN
@@ -512,8 +532,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     if with_id.size:
         raw = np.frombuffer(text, dtype=np.uint8)
         start = offs[with_id] + mpos[with_id]
-        tokens = raw[start[:, None] + np.arange(12)].copy().view("S12").ravel()
-        uniq, inverse = np.unique(tokens, return_inverse=True)
+        uniq, inverse = _distinct_tokens(raw[start[:, None] + np.arange(12)])
         ids = np.empty(len(uniq), dtype=np.int32)
         idice = np.zeros((len(uniq), 2), dtype=np.int8)
         for u, token in enumerate(uniq.tolist()):

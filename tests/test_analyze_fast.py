@@ -322,3 +322,21 @@ def test_packed_lines_scan_as_the_lines_do(corpus):
     assert first == 1 and bytes(packed.text) == text and np.array_equal(packed.ends, ends)
     assert analyze._put_lines((1, ["h\u00e9llo\n"]), buf) is None
     assert analyze._put_lines((1, lines), bytearray(len(text))) is None      # does not fit
+
+
+def test_distinct_match_id_tokens(monkeypatch):
+    """The tokens of a block told apart by a 64-bit mix, and by their text
+    when two mixes clash (forced here: the mix made blind to the last four
+    characters)."""
+    from bgfast import analyze
+
+    rng = np.random.default_rng(4)
+    base = rng.integers(65, 91, (40, 12)).astype(np.uint8)
+    base[20:, :8] = base[:20, :8]                   # pairs that differ only at the end
+    rows = base[rng.integers(0, 40, 5000)]
+    text = rows.view("S12").ravel()
+    for mix in (analyze._MIX, np.uint64(0)):
+        monkeypatch.setattr(analyze, "_MIX", mix)
+        uniq, inverse = analyze._distinct_tokens(rows)
+        assert np.array_equal(uniq[inverse], text)
+        assert sorted(uniq.tolist()) == sorted(set(text.tolist()))
