@@ -153,27 +153,32 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
 
 
 cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
-    """:func:`bgfast._board.unpack_key`'s decoding, a run of one-bits at a
-    time: 0, or non-zero for a key that does not describe 50 slots or has
-    bits after them."""
-    cdef uint64_t lo = 0, hi = key[8] | (<uint64_t>key[9] << 8), x
-    cdef int j, pos = 0, run
+    """:func:`bgfast._board.unpack_key`'s decoding, one zero bit (the end of
+    a slot) at a time: 0, or non-zero for a key that does not describe 50
+    slots or has bits after them."""
+    cdef uint64_t lo = 0, hi = key[8] | (<uint64_t>key[9] << 8)
+    cdef uint64_t zlo, zhi
+    cdef int j, z, prev = -1, pos
     for j in range(8):
         lo |= <uint64_t>key[j] << (8 * j)
-    for j in range(50):
-        if pos >= 80:
-            return -1
-        if pos == 0:
-            x = ~lo
-        elif pos < 64:
-            x = ~((lo >> pos) | (hi << (64 - pos)))
-        else:
-            x = ~(hi >> (pos - 64))
-        run = 64 if x == 0 else __builtin_ctzll(x)    # the ones from pos on
-        if pos + run >= 80:
-            return -1
-        board[j] = <uint8_t>run
-        pos += run + 1
+    zlo = ~lo
+    zhi = ~hi & 0xFFFF
+    j = 0
+    while zlo and j < 50:                       # the zeros among bits 0..63
+        z = __builtin_ctzll(zlo)
+        zlo &= zlo - 1
+        board[j] = <uint8_t>(z - prev - 1)
+        prev = z
+        j += 1
+    while zhi and j < 50:                       # and among bits 64..79
+        z = 64 + __builtin_ctzll(zhi)
+        zhi &= zhi - 1
+        board[j] = <uint8_t>(z - prev - 1)
+        prev = z
+        j += 1
+    if j < 50:
+        return -1
+    pos = prev + 1
     if pos < 64:
         return -2 if (lo >> pos) or hi else 0
     return -2 if pos < 80 and (hi >> (pos - 64)) else 0

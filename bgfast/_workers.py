@@ -79,12 +79,14 @@ def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int = 1, backend: st
 def _serial_map(fn, blocks, args):
     """Here, into one buffer (each result is used before the next block),
     grown when a block's bytes did not fit."""
-    buf = bytearray(1 << 16)
+    import numpy as np
+
+    buf = np.empty(1 << 16, dtype=np.uint8)          # not zeroed: written before it is read
     for block in blocks:
         out = fn(block, args, buf)
         data = out[0]
         if not (isinstance(data, memoryview) and data.obj is buf):
-            buf = bytearray(len(data) + len(data) // 4)
+            buf = np.empty(len(data) + len(data) // 4, dtype=np.uint8)
         yield out
 
 

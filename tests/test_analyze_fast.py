@@ -16,7 +16,7 @@ from bgfast.formats import CubeOwner, MatchState
 from bgfast.met import MatchScore
 from bgfast.position import Position, key_to_position_id, position_ids
 
-from corpus import self_play_positions
+from corpus import random_boards, self_play_positions
 
 
 def _match_ids(rng):
@@ -340,3 +340,31 @@ def test_distinct_match_id_tokens(monkeypatch):
         uniq, inverse = analyze._distinct_tokens(rows)
         assert np.array_equal(uniq[inverse], text)
         assert sorted(uniq.tolist()) == sorted(set(text.tolist()))
+
+
+def test_scan_reads_position_ids_as_the_parser_does():
+    """The scan's Position ID decoding against Position.from_position_id on
+    real IDs, random base64 strings and real IDs with one character changed:
+    the same boards, and a fast-path row exactly when the parser accepts."""
+    import random
+
+    from bgfast.errors import BgfastError
+
+    chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    rng = random.Random(5)
+    real = [Position(b).position_id() for b in random_boards(4000, seed=3)]
+    ids = real + ["".join(rng.choice(chars) for _ in range(14)) for _ in range(8000)]
+    for t in real:
+        i = rng.randrange(14)
+        ids.append(t[:i] + rng.choice(chars) + t[i + 1:])
+    sc = _analyze.scan([t + "\n" for t in ids], 1)
+    accepted = 0
+    for i, t in enumerate(ids):
+        try:
+            board = Position.from_position_id(t).board
+        except BgfastError:
+            assert sc["status"][i] != 0, t
+            continue
+        accepted += 1
+        assert sc["status"][i] == 0 and np.array_equal(sc["boards"][i], board), t
+    assert accepted > 4000

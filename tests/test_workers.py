@@ -168,7 +168,7 @@ def _fill(block, args, into=None):
     n, = block
     data = bytes([n % 256]) * (n * 1000)
     if into is not None and len(into) >= len(data):
-        into[:len(data)] = data
+        memoryview(into)[:len(data)] = data
         return memoryview(into)[:len(data)], n
     return data, n
 
