@@ -20,7 +20,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, strlen
-from libc.math cimport floor, fabs, signbit, isfinite
+from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
@@ -355,15 +355,20 @@ cdef int64_t scaled_round(double x, int digits) noexcept nogil:
     """Python's ``round(x, digits)`` times ``10**digits`` (digits 3 or 6), as
     an integer: the correctly rounded decimal, ties to even."""
     cdef double v = x * (1e6 if digits == 6 else 1e3)
-    cdef double f = floor(v)
-    cdef double frac = v - f
+    cdef double f, frac
     cdef char buf[64]
     cdef int64_t k = 0
     cdef int j = 0
     cdef bint neg = False
-    if fabs(v) < 1e12 and fabs(frac - 0.5) > 1e-6:
-        # far from a tie: the error of x * 10**digits cannot change the result
-        return <int64_t>f + (1 if frac > 0.5 else 0)
+    if fabs(v) < 1e12:
+        k = <int64_t>v                            # floor(v), without a libm call:
+        if <double>k > v:                         # exact below 2**53
+            k -= 1
+        frac = v - <double>k
+        if fabs(frac - 0.5) > 1e-6:
+            # far from a tie: the error of x * 10**digits cannot change the result
+            return k + (1 if frac > 0.5 else 0)
+        k = 0
     # near a tie: the C library rounds the exact binary value (ties to even)
     snprintf(buf, 64, "%.*f", digits, x)
     if buf[0] == 45:
@@ -417,7 +422,7 @@ cdef char* put_float(char* p, double x, int digits) noexcept nogil:
     last = digits - 1
     while tmp[last] == 48:                        # frac > 0: a non-zero digit remains
         last -= 1
-    memcpy(p, tmp, last + 1)
+    memcpy(p, tmp, 8)                             # one store; the row buffer has room after
     return p + last + 1
 
 
