@@ -107,26 +107,22 @@ def calibration_features(const uint8_t[:, :, ::1] boards):
     return out
 
 
+cdef inline int _rearmost(const uint8_t* row) noexcept nogil:
+    """The highest slot (0..24) holding a checker of this row, or -1 for none."""
+    cdef int i = 24
+    while i >= 0 and not row[i]:
+        i -= 1
+    return i
+
+
 cdef bint board_contact(const uint8_t* b) noexcept nogil:
-    cdef int i, b0 = -1, b1 = -1
-    for i in range(25):
-        if b[i]:
-            b0 = i
-        if b[25 + i]:
-            b1 = i
+    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
     return b0 >= 0 and b1 >= 0 and b0 + b1 >= 23
 
 
 cdef int board_class(const uint8_t* b) noexcept nogil:
-    cdef int i, t0 = 0, t1 = 0, b0 = -1, b1 = -1
-    for i in range(25):
-        t0 += b[i]
-        t1 += b[25 + i]
-        if b[i]:
-            b0 = i
-        if b[25 + i]:
-            b1 = i
-    if t0 == 0 or t1 == 0:
+    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
+    if b0 < 0 or b1 < 0:               # a side has no checker left
         return 0
     if b0 + b1 >= 23:
         return 3
