@@ -139,14 +139,13 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
     """:func:`bgfast._board.board_possible`; the pip counts and whether
     every checker is in the home board (on roll, opponent) into ``pips`` and
     ``home``."""
-    cdef int i, out0 = 0, out1 = 0
-    cdef int64_t p0 = 0, p1 = 0
+    cdef int i, out0 = 0, out1 = 0, p0 = 0, p1 = 0
     for i in range(25):
         p0 += (i + 1) * b[i]
         p1 += (i + 1) * b[25 + i]
-        if i >= 6:
-            out0 += b[i]
-            out1 += b[25 + i]
+    for i in range(6, 25):
+        out0 |= b[i]
+        out1 |= b[25 + i]
     pips[0], pips[1] = p1, p0
     home[0], home[1] = out1 == 0, out0 == 0
     return board_possible(b)
