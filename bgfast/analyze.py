@@ -387,11 +387,16 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
             probs[rest] = bearoff.default_one_sided().probe_batch(boards[rest])["probs"]
     rows = np.flatnonzero(~exact & (classes != PositionClass.OVER))
     if rows.size:
-        live = boards if rows.size == n else boards[rows]
+        whole = rows.size == n
+        live = boards if whole else boards[rows]
         if settings.ply == 0:              # evaluate_ply's 0-ply step, without its second check
-            probs[rows] = get_evaluator(settings.evaluator).evaluate_batch(live)
+            values = get_evaluator(settings.evaluator).evaluate_batch(live)
         else:
-            probs[rows] = evaluate_ply(live, settings.ply, settings.evaluator)
+            values = evaluate_ply(live, settings.ply, settings.evaluator)
+        if whole:
+            probs = np.asarray(values, dtype=np.float64)
+        else:
+            probs[rows] = values
     return probs, exact, nd
 
 
@@ -483,20 +488,23 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
         if values is not None:
             params[c] = values
             possible[c] = True
-    p = probs[rows]
+    whole = rows.size == len(probs)                     # every row (in order): no copies
+    p = probs if whole else probs[rows]
     finite, win_ok, lose_ok = _probs_checks(p)          # as cube_decision checks them
     ok = finite & win_ok & lose_ok & possible[ctx]
     bad = rows[~ok]
     if not ok.all():
         rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
+        whole = False
     match, a, b, state, cube, owner, jacoby, beavers = params[ctx].T
     exact = nd[rows]
     exact[jacoby.astype(bool)] = np.nan                 # the Jacoby rule: Janowski's equities
     res = _decisions(_clip_probs(p), match, a, b, state, cube, owner, jacoby, beavers, eff,
                      exact, get_table(None))
-    out_cube[rows] = np.stack((res["no_double"], res["double_take"], res["double_pass"],
-                               res["take_point_live"]), axis=1)
-    out_action[rows] = texts[(owner == _OWNER_CODES["me"]).astype(np.int64), res["action"]]
+    at = slice(None) if whole else rows
+    for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point_live")):
+        out_cube[at, j] = res[name]
+    out_action[at] = texts[(owner == _OWNER_CODES["me"]).astype(np.int64), res["action"]]
     return bad
 
 
@@ -604,8 +612,11 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         row = _scalar_row(int(number[i]), line_text, settings)
         errors += "error" in row
         extra[i] = format_row(row, fmt)
-    epc = np.full((m, 2), np.nan)
-    epc[fast] = _epc_array(boards[fast], sc["home"][fast])
+    if fast.size == m:                     # every line read here: no copies
+        epc = _epc_array(boards, sc["home"])
+    else:
+        epc = np.full((m, 2), np.nan)
+        epc[fast] = _epc_array(boards[fast], sc["home"][fast])
     ebytes, eoffs = _blob(extra, m)
     tbytes, toffs = table.arrays()
     out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
