@@ -192,6 +192,7 @@ cdef struct Cols:
     int64_t* pips
     uint8_t* home
     int32_t* mpos
+    uint8_t* mid
     int64_t* offs
     uint8_t* text
 
@@ -207,6 +208,7 @@ cdef class _Scan:
             "boards": np.zeros((n, 2, 25), dtype=np.uint8), "dice": np.zeros((n, 2), dtype=np.int8),
             "classes": np.zeros(n, dtype=np.int8), "pips": np.zeros((n, 2), dtype=np.int64),
             "home": np.zeros((n, 2), dtype=np.uint8), "mpos": np.full(n, -1, dtype=np.int32),
+            "mid": np.zeros((n, 12), dtype=np.uint8),
             "offsets": np.zeros(n + 1, dtype=np.int64), "text": np.empty(max(total, 1), dtype=np.uint8)}
         self.c.number = <int64_t*>cnp.PyArray_DATA(a["number"])
         self.c.status = <int8_t*>cnp.PyArray_DATA(a["status"])
@@ -216,13 +218,14 @@ cdef class _Scan:
         self.c.pips = <int64_t*>cnp.PyArray_DATA(a["pips"])
         self.c.home = <uint8_t*>cnp.PyArray_DATA(a["home"])
         self.c.mpos = <int32_t*>cnp.PyArray_DATA(a["mpos"])
+        self.c.mid = <uint8_t*>cnp.PyArray_DATA(a["mid"])
         self.c.offs = <int64_t*>cnp.PyArray_DATA(a["offsets"])
         self.c.text = <uint8_t*>cnp.PyArray_DATA(a["text"])
 
     cdef dict result(self, Py_ssize_t m, dict other):
         a = self.arrays
         out = {k: a[k][:m] for k in ("number", "status", "boards", "classes", "pips", "dice",
-                                       "mpos")}
+                                       "mpos", "mid")}
         out["home"] = a["home"][:m].view(bool)
         out["offsets"] = a["offsets"][:m + 1]
         out["text"] = a["text"][:self.c.offs[m]].tobytes()
@@ -248,6 +251,8 @@ cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
     c.offs[m + 1] = c.offs[m] + (e - s)
     c.status[m] = parse_line(data + s, e - s, key, &c.boards[50 * m], &c.dice[2 * m],
                              &c.mpos[m])
+    if c.mpos[m] >= 0:                        # the Match ID's 12 characters
+        memcpy(&c.mid[12 * m], data + s + c.mpos[m], 12)
     if c.status[m] == 0 and not possible(&c.boards[50 * m], &c.pips[2 * m], &c.home[2 * m]):
         c.status[m] = 1                       # the Python parser names the problem
     if c.status[m] == 0:
@@ -263,7 +268,8 @@ def scan(list lines, int64_t first):
     ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
     (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]`` and
     ``home bool[m, 2]`` (every checker home; on roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
-    int32[m]`` (where the Match ID starts in the text, -1 = none), ``text``
+    int32[m]`` (where the Match ID starts in the text, -1 = none) with its
+    12 characters in ``mid uint8[m, 12]`` (zeros for none), ``text``
     (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
     and ``other`` {row: stripped text} for lines that are not ASCII."""
     cdef Py_ssize_t n = len(lines), i, m = 0, total = 0

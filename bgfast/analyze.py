@@ -538,9 +538,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     ctx = np.zeros(m, dtype=np.int32)
     with_id = np.flatnonzero((status == 0) & (mpos >= 0))
     if with_id.size:
-        raw = np.frombuffer(text, dtype=np.uint8)
-        start = offs[with_id] + mpos[with_id]
-        uniq, inverse = _distinct_tokens(raw[start[:, None] + np.arange(12)])
+        uniq, inverse = _distinct_tokens(sc["mid"][with_id])
         ids = np.empty(len(uniq), dtype=np.int32)
         idice = np.zeros((len(uniq), 2), dtype=np.int8)
         for u, token in enumerate(uniq.tolist()):
