@@ -268,15 +268,24 @@ cdef void _table_sums(const NetC* net, int k, const uint8_t* b, float* h) noexce
     cdef int side, i, n, tot, m = 0
     cdef int32_t rows[52]
     cdef const uint8_t* row
+    cdef uint32_t z, one, two, occupied
     for side in range(2):
         row = b + 25 if side == 0 else b
         tot = 0
-        for i in range(25):
+        bgv_point_masks(row, &z, &one, &two)
+        occupied = ~z & 0xFFFFFF                 # points 0..23 holding checkers, in order
+        while occupied:
+            i = __builtin_ctz(occupied)
+            occupied &= occupied - 1
             n = row[i]
-            if n:
-                tot += n
-                rows[m] = _slot_row(side, i, n)
-                m += 1
+            tot += n
+            rows[m] = _slot_row(side, i, n)
+            m += 1
+        n = row[24]                              # the bar
+        if n:
+            tot += n
+            rows[m] = _slot_row(side, 24, n)
+            m += 1
         n = 15 - tot
         if n > 0:
             rows[m] = _slot_row(side, 25, n)
