@@ -36,6 +36,10 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
+cdef extern from "_pips.h" nogil:
+    void bgv_row_pips(const uint8_t* row, int* pips, int* outside)
+
+
 cdef int8_t B64[256]
 cdef int _i
 for _i in range(256):
@@ -139,13 +143,9 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
     """:func:`bgfast._board.board_possible`; the pip counts and whether
     every checker is in the home board (on roll, opponent) into ``pips`` and
     ``home``."""
-    cdef int i, out0 = 0, out1 = 0, p0 = 0, p1 = 0
-    for i in range(25):
-        p0 += (i + 1) * b[i]
-        p1 += (i + 1) * b[25 + i]
-    for i in range(6, 25):
-        out0 |= b[i]
-        out1 |= b[25 + i]
+    cdef int out0, out1, p0, p1
+    bgv_row_pips(b, &p0, &out0)
+    bgv_row_pips(b + 25, &p1, &out1)
     pips[0], pips[1] = p1, p0
     home[0], home[1] = out1 == 0, out0 == 0
     return board_possible(b)

@@ -576,22 +576,29 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
                              np.where(exact, sources[1], sources[0]))
     ctx_codes = np.asarray([table(c.describe()) for c in contexts], dtype=np.int32)
     entries[:, 0] = ctx_codes[ctx]
-    kind = np.full(m, k.VERBATIM, dtype=np.int8)
-    kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
-                          np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
+    every = fast.size == m                 # every line read here: whole columns, no copies
+    if every:
+        kind = np.where(classes == PositionClass.OVER, k.OVER,
+                        np.where(dice[:, 0] > 0, k.CHECKER, k.CUBE)).astype(np.int8)
+    else:
+        kind = np.full(m, k.VERBATIM, dtype=np.int8)
+        kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
+                              np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
     cube = np.full((m, 4), np.nan)
     extra = {}
-    cube_rows = fast[kind[fast] == k.CUBE]
+    cube_rows = np.flatnonzero(kind == k.CUBE)
     action = np.zeros(m, dtype=np.int32)
     if cube_rows.size:
         from .cube import cube_efficiencies
 
-        eff = cube_efficiencies(classes[cube_rows], pips[cube_rows, 0])
-        bad = _cube_columns(cube_rows, ctx[cube_rows], contexts, probs, eff, nd, table, cube,
-                            action)
+        if cube_rows.size == m:
+            eff, cube_ctx = cube_efficiencies(classes, pips[:, 0]), ctx
+        else:
+            eff, cube_ctx = cube_efficiencies(classes[cube_rows], pips[cube_rows, 0]), ctx[cube_rows]
+        bad = _cube_columns(cube_rows, cube_ctx, contexts, probs, eff, nd, table, cube, action)
         kind[bad] = k.VERBATIM                    # the one-record path names the error
     entries[:, 3] = action
-    play_rows = fast[kind[fast] == k.CHECKER]
+    play_rows = np.flatnonzero(kind == k.CHECKER)
     if play_rows.size:
         from .evaluate import rank_plays_batch
 
@@ -610,7 +617,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         row = _scalar_row(int(number[i]), line_text, settings)
         errors += "error" in row
         extra[i] = format_row(row, fmt)
-    if fast.size == m:                     # every line read here: no copies
+    if every:
         epc = _epc_array(boards, sc["home"])
     else:
         epc = np.full((m, 2), np.nan)

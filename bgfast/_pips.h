@@ -1,0 +1,51 @@
+/* Pip counts of board rows for the analysis scan (bgfast/_analyze.pyx).
+
+   bgv_row_pips: the pips of one side's row of 25 counts (slot i is i + 1
+   pips away), and whether any of its checkers is outside the home board
+   (slots 6..24).  SSE2 where the compiler has it (every x86-64), else a
+   plain loop; both give the same integers. */
+#ifndef BGFAST_PIPS_H
+#define BGFAST_PIPS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline void bgv_row_pips(const uint8_t *row, int *pips, int *outside)
+{
+    uint8_t buf[32] = {0};
+    __m128i a, b, s, z = _mm_setzero_si128();
+    uint32_t zero;
+    memcpy(buf, row, 25);
+    a = _mm_loadu_si128((const __m128i *)buf);
+    b = _mm_loadu_si128((const __m128i *)(buf + 16));
+    s = _mm_add_epi32(
+        _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(a, z), _mm_setr_epi16(1, 2, 3, 4, 5, 6, 7, 8)),
+                      _mm_madd_epi16(_mm_unpackhi_epi8(a, z),
+                                     _mm_setr_epi16(9, 10, 11, 12, 13, 14, 15, 16))),
+        _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi8(b, z),
+                                     _mm_setr_epi16(17, 18, 19, 20, 21, 22, 23, 24)),
+                      _mm_madd_epi16(_mm_unpackhi_epi8(b, z),
+                                     _mm_setr_epi16(25, 26, 27, 28, 29, 30, 31, 32))));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    *pips = _mm_cvtsi128_si32(s);
+    zero = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, z))
+           | ((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, z)) << 16);
+    *outside = (~zero & 0x1FFFFC0u) != 0;          /* a checker on slots 6..24 */
+}
+#else
+static inline void bgv_row_pips(const uint8_t *row, int *pips, int *outside)
+{
+    int i, p = 0, out = 0;
+    for (i = 0; i < 25; i++)
+        p += (i + 1) * row[i];
+    for (i = 6; i < 25; i++)
+        out |= row[i];
+    *pips = p;
+    *outside = out != 0;
+}
+#endif
+
+#endif
