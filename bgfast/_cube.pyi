@@ -33,3 +33,6 @@ def decide_rows(
     eps: float,
     codes: npt.NDArray[np.int8],
 ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.int8] | npt.NDArray[np.bool_]]: ...
+def checked_rows(
+    p: npt.NDArray[np.float64], tol: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]: ...

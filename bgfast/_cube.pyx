@@ -22,7 +22,7 @@ formulas in :mod:`bgfast.cube`'s docstrings give, in double precision.
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t
-from libc.math cimport NAN, fabs
+from libc.math cimport NAN, fabs, isfinite
 from libc.string cimport memset
 
 cnp.import_array()
@@ -558,3 +558,49 @@ def decide_rows(const double[:, ::1] p, const uint8_t[::1] match, const int64_t[
     out["action"] = act_
     out["beaver"] = bv_.view(bool)
     return out
+
+
+# ---------------------------------------------------------------------------
+# checked probabilities
+# ---------------------------------------------------------------------------
+
+cdef inline double _upper(double v, double lo) noexcept nogil:
+    return lo if lo > v else v
+
+
+cdef inline double _lower(double v, double hi) noexcept nogil:
+    return hi if hi < v else v
+
+
+def checked_rows(const double[:, ::1] p, double tol):
+    """Each row of cumulative probabilities p[n, 5] checked and clipped:
+    ``(clipped float64[n, 5], status int8[n])``, status 0 (consistent
+    within ``tol``), 1 (not finite), 2 (the winning side inconsistent: not
+    -tol <= WB <= WG + tol <= W + 2 tol, W <= 1 + tol) or 3 (the losing
+    side: not -tol <= LB <= LG + tol, LG <= 1 - W + tol).  Clipping keeps
+    0 <= WB <= WG <= W <= 1 and 0 <= LB <= LG <= 1 - W."""
+    cdef Py_ssize_t n = p.shape[0], i
+    out = np.empty((n, 5), dtype=np.float64)
+    st_ = np.empty(n, dtype=np.int8)
+    cdef double[:, ::1] o = out
+    cdef cnp.int8_t[::1] st = st_
+    cdef double w, wg, wb, lg, lb
+    with nogil:
+        for i in range(n):
+            w, wg, wb, lg, lb = p[i, 0], p[i, 1], p[i, 2], p[i, 3], p[i, 4]
+            if not (isfinite(w) and isfinite(wg) and isfinite(wb) and isfinite(lg)
+                    and isfinite(lb)):
+                st[i] = 1
+            elif not (-tol <= wb and wb <= wg + tol and wg <= w + tol and w <= 1 + tol):
+                st[i] = 2
+            elif not (-tol <= lb and lb <= lg + tol and lg <= 1 - w + tol):
+                st[i] = 3
+            else:
+                st[i] = 0
+            w = _lower(_upper(w, 0.0), 1.0)
+            wg = _lower(_upper(wg, 0.0), w)
+            wb = _lower(_upper(wb, 0.0), wg)
+            lg = _lower(_upper(lg, 0.0), 1.0 - w)
+            lb = _lower(_upper(lb, 0.0), lg)
+            o[i, 0], o[i, 1], o[i, 2], o[i, 3], o[i, 4] = w, wg, wb, lg, lb
+    return out, st_

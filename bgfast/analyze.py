@@ -477,7 +477,7 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     kernel call, each at its own score, cube and rules.  Returns the rows
     whose context or probabilities are not possible (for the one-record
     path, which names the error)."""
-    from .cube import _OWNER_CODES, _clip_probs, _decisions, _probs_checks
+    from .cube import _OWNER_CODES, _checked, _decisions
     from .met import get_table
 
     texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
@@ -490,8 +490,8 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
             possible[c] = True
     whole = rows.size == len(probs)                     # every row (in order): no copies
     p = probs if whole else probs[rows]
-    finite, win_ok, lose_ok = _probs_checks(p)          # as cube_decision checks them
-    ok = finite & win_ok & lose_ok & possible[ctx]
+    p, status = _checked(p)                             # as cube_decision checks them
+    ok = (status == 0) & possible[ctx]
     bad = rows[~ok]
     if not ok.all():
         rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
@@ -499,7 +499,7 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     match, a, b, state, cube, owner, jacoby, beavers = params[ctx].T
     exact = nd[rows]
     exact[jacoby.astype(bool)] = np.nan                 # the Jacoby rule: Janowski's equities
-    res = _decisions(_clip_probs(p), match, a, b, state, cube, owner, jacoby, beavers, eff,
+    res = _decisions(p, match, a, b, state, cube, owner, jacoby, beavers, eff,
                      exact, get_table(None))
     at = slice(None) if whole else rows
     for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point_live")):

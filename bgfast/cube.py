@@ -157,15 +157,12 @@ class _Probs(tuple):
 _TOL = 1e-6
 
 
-def _probs_checks(p: np.ndarray):
-    """Row checks of ``float64[N, 5]`` probabilities: (finite, the winning
-    side consistent, the losing side consistent), each ``bool[N]``."""
-    w, wg, wb, lg, lb = p.T
-    with np.errstate(invalid="ignore"):
-        finite = np.isfinite(p).all(axis=1)
-        win_ok = (-_TOL <= wb) & (wb <= wg + _TOL) & (wg <= w + _TOL) & (w <= 1 + _TOL)
-        lose_ok = (-_TOL <= lb) & (lb <= lg + _TOL) & (lg <= 1 - w + _TOL)
-    return finite, win_ok & finite, lose_ok & finite
+def _checked(p: np.ndarray):
+    """Rows of ``float64[N, 5]`` probabilities checked and clipped (the
+    kernel :func:`bgfast._cube.checked_rows`): ``(clipped, status int8[N])``,
+    status 0 for a consistent row, else 1 (not finite), 2 (the winning side)
+    or 3 (the losing side)."""
+    return _k.checked_rows(np.ascontiguousarray(p, dtype=np.float64), _TOL)
 
 
 def _lower(a, b):
@@ -182,16 +179,6 @@ def _clip(v, lo, hi):
     return _lower(_upper(v, lo), hi)
 
 
-def _clip_probs(p: np.ndarray) -> np.ndarray:
-    """Checked ``float64[N, 5]`` probabilities with tiny rounding clipped."""
-    w = _clip(p[:, 0], 0.0, 1.0)
-    wg = _clip(p[:, 1], 0.0, w)
-    wb = _clip(p[:, 2], 0.0, wg)
-    lg = _clip(p[:, 3], 0.0, 1.0 - w)
-    lb = _clip(p[:, 4], 0.0, lg)
-    return np.stack([w, wg, wb, lg, lb], axis=1)
-
-
 def _check_probs(probs) -> "_Probs":
     """Validate 5 cumulative probabilities; returns them as a tuple of 5
     floats (tiny rounding clipped), which later checks pass through."""
@@ -203,19 +190,19 @@ def _check_probs(probs) -> "_Probs":
         raise InvalidCubeError(f"probabilities must be 5 numbers, not {probs!r}") from None
     if p.shape != (5,):
         raise InvalidCubeError(f"expected 5 probabilities (W, WG, WB, LG, LB), got {p.size}")
-    finite, win_ok, lose_ok = (bool(c[0]) for c in _probs_checks(p[None]))
+    clipped, status = _checked(p[None])
     w, wg, wb, lg, lb = p.tolist()
-    if not finite:
+    if status[0] == 1:
         raise InvalidCubeError("probabilities must be finite numbers")
-    if not win_ok:
+    if status[0] == 2:
         raise InvalidCubeError(
             f"need 0 <= win backgammon <= win gammon <= win <= 1, got W={w:g} WG={wg:g} WB={wb:g}"
         )
-    if not lose_ok:
+    if status[0] == 3:
         raise InvalidCubeError(
             f"need 0 <= lose backgammon <= lose gammon <= 1 - win, got LG={lg:g} LB={lb:g} (win {w:g})"
         )
-    return _Probs(_clip_probs(p[None])[0].tolist())
+    return _Probs(clipped[0].tolist())
 
 
 def _rows(probs) -> np.ndarray:
@@ -750,14 +737,14 @@ def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] != 5:
         raise InvalidCubeError(f"probabilities must have shape (N, 5), not {p.shape}")
-    finite, win_ok, lose_ok = _probs_checks(p)
-    bad = np.flatnonzero(~(finite & win_ok & lose_ok))
+    clipped, status = _checked(p)
+    bad = np.flatnonzero(status)
     if bad.size:
         try:
             _check_probs(p[bad[0]])
         except InvalidCubeError as exc:
             raise InvalidCubeError(f"row {int(bad[0])}: {exc}") from None
-    p = _clip_probs(p)
+    p = clipped
     cube, owner = _check_cube(cube, owner)
     _check_rules(match, money)
     x = np.array(np.broadcast_to(np.asarray(efficiency, dtype=np.float64), (p.shape[0],)))

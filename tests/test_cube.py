@@ -1,4 +1,5 @@
 """Cube decisions: money checks with exact answers, match play, CLI, gnubg agreement."""
+import math
 import importlib.util
 import json
 import shutil
@@ -633,3 +634,46 @@ def test_match_kernel_matches_a_plain_reading_of_the_model():
             assert got["cash_live"][i] == r.cp(0) and got["cash_dead"][i] == r.dead_cp(0)
         else:
             assert np.isnan(got["cash_live"][i])
+
+
+def test_checked_rows_kernel_against_a_plain_reading():
+    """bgfast._cube.checked_rows against the checks and the clipping written
+    out in Python, on random rows near the limits, NaN and infinity."""
+    import numpy as np
+
+    from bgfast import _cube
+    from bgfast.cube import _TOL
+
+    rng = np.random.default_rng(8)
+    n = 3000
+    w = rng.uniform(-2e-6, 1 + 2e-6, n)
+    wg = w * rng.uniform(0.9, 1.01, n)
+    wb = wg * rng.uniform(-0.01, 1.01, n)
+    lg = (1 - w) * rng.uniform(0.9, 1.01, n)
+    lb = lg * rng.uniform(-0.01, 1.01, n)
+    p = np.ascontiguousarray(np.stack([w, wg, wb, lg, lb], axis=1))
+    p[0, 0], p[1, 3], p[2, 4] = np.nan, np.inf, -np.inf
+    clipped, status = _cube.checked_rows(p, _TOL)
+    seen = set()
+    for i, (a, g, b, l, lb_) in enumerate(p.tolist()):
+        if not all(math.isfinite(v) for v in (a, g, b, l, lb_)):
+            want = 1
+        elif not (-_TOL <= b <= g + _TOL and g <= a + _TOL and a <= 1 + _TOL):
+            want = 2
+        elif not (-_TOL <= lb_ <= l + _TOL and l <= 1 - a + _TOL):
+            want = 3
+        else:
+            want = 0
+        assert status[i] == want, (i, p[i])
+        seen.add(want)
+        if want == 0:
+            def clip(v, lo, hi):
+                v = lo if lo > v else v
+                return hi if hi < v else v
+            cw = clip(a, 0.0, 1.0)
+            cg = clip(g, 0.0, cw)
+            cb = clip(b, 0.0, cg)
+            cl = clip(l, 0.0, 1.0 - cw)
+            clb = clip(lb_, 0.0, cl)
+            assert clipped[i].tolist() == [cw, cg, cb, cl, clb]
+    assert seen == {0, 1, 2, 3}
