@@ -36,8 +36,9 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
-cdef extern from "_pips.h" nogil:
+cdef extern from "_analyze.h" nogil:
     void bgv_row_pips(const uint8_t* row, int* pips, int* outside)
+    void bgv_copy_short(char* dst, const char* src, size_t n)
 
 
 cdef int8_t B64[256]
@@ -247,7 +248,7 @@ cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
         return 0
     c.number[m] = number
     if e - s:
-        memcpy(&c.text[c.offs[m]], data + s, e - s)
+        bgv_copy_short(<char*>&c.text[c.offs[m]], <const char*>data + s, e - s)
     c.offs[m + 1] = c.offs[m] + (e - s)
     c.status[m] = parse_line(data + s, e - s, key, &c.boards[50 * m], &c.dice[2 * m],
                              &c.mpos[m])
@@ -328,7 +329,7 @@ cdef const char* PAIRS = (b"0001020304050607080910111213141516171819202122232425
 
 cdef inline char* put_bytes(char* p, const uint8_t* s, Py_ssize_t n) noexcept nogil:
     if n > 0:
-        memcpy(p, s, n)
+        bgv_copy_short(p, <const char*>s, n)
     return p + n
 
 
@@ -410,7 +411,11 @@ cdef char* put_float(char* p, double x, int digits) noexcept nogil:
             p[1] = <char>(48 + u % 10)
             p += 2
         return put(p, "e-05")
-    p = put_uint(p, u // scale)
+    if u < 10 * scale:                            # one integer digit (probabilities)
+        p[0] = <char>(48 + u // scale)
+        p += 1
+    else:
+        p = put_uint(p, u // scale)
     p[0] = 46
     p += 1
     frac = u % scale
@@ -473,7 +478,7 @@ cdef char* put_text(char* p, const uint8_t* s, Py_ssize_t n, bint csv) noexcept 
 cdef inline char* put_quoted(char* p, const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """A JSON string of characters that need no escaping."""
     p[0] = 34
-    memcpy(p + 1, s, n)
+    bgv_copy_short(p + 1, <const char*>s, n)
     p[n + 1] = 34
     return p + n + 2
 

@@ -1,11 +1,15 @@
-/* Pip counts of board rows for the analysis scan (bgfast/_analyze.pyx).
+/* C helpers of the analysis scan and row writer (bgfast/_analyze.pyx).
 
    bgv_row_pips: the pips of one side's row of 25 counts (slot i is i + 1
    pips away), and whether any of its checkers is outside the home board
    (slots 6..24).  SSE2 where the compiler has it (every x86-64), else a
-   plain loop; both give the same integers. */
-#ifndef BGFAST_PIPS_H
-#define BGFAST_PIPS_H
+   plain loop; both give the same integers.
+
+   bgv_copy_short: memcpy for the short strings of a row (a Position ID, a
+   line, a table entry) without a library call: overlapping 8- and 16-byte
+   moves that read and write only the n bytes. */
+#ifndef BGFAST_ANALYZE_H
+#define BGFAST_ANALYZE_H
 
 #include <stdint.h>
 #include <string.h>
@@ -47,5 +51,27 @@ static inline void bgv_row_pips(const uint8_t *row, int *pips, int *outside)
     *outside = out != 0;
 }
 #endif
+
+static inline void bgv_copy_short(char *dst, const char *src, size_t n)
+{
+    uint64_t a, b;
+    if (n >= 16 && n <= 32) {
+        char t[32];
+        memcpy(t, src, 16);
+        memcpy(t + 16, src + n - 16, 16);
+        memcpy(dst, t, 16);
+        memcpy(dst + n - 16, t + 16, 16);
+    } else if (n >= 8 && n < 16) {
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n < 8) {
+        while (n--)
+            *dst++ = *src++;
+    } else {
+        memcpy(dst, src, n);
+    }
+}
 
 #endif
