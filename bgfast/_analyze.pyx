@@ -71,12 +71,11 @@ cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
     """14 base64 characters -> 10 key bytes; -1 for a bad character or
     non-zero padding bits."""
     cdef int s[14]
-    cdef int j
+    cdef int j, acc = 0
     for j in range(14):
         s[j] = B64[t[j]]
-        if s[j] < 0:
-            return -1
-    if s[13] & 15:
+        acc |= s[j]
+    if acc < 0 or s[13] & 15:          # a character outside base64, or padding bits
         return -1
     for j in range(3):
         key[3 * j] = <uint8_t>((s[4 * j] << 2) | (s[4 * j + 1] >> 4))
@@ -88,10 +87,10 @@ cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
 
 cdef bint all_b64(const uint8_t* t, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t j
-    for j in range(n):
-        if B64[t[j]] < 0:
-            return False
-    return True
+    cdef int8_t acc = 0
+    for j in range(n):                 # no early exit: lines are mostly good
+        acc |= B64[t[j]]
+    return acc >= 0
 
 
 cdef Py_ssize_t next_token(const uint8_t* t, Py_ssize_t i, Py_ssize_t n,
@@ -110,9 +109,11 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
     """0 if the stripped line ``t[:n]`` is one of the fast forms, else 1."""
     cdef Py_ssize_t j, a, e
     cdef bint colon = False
-    for j in range(n):
-        if t[j] < 32 or t[j] > 126:
-            return 1
+    cdef uint8_t outside = 0
+    for j in range(n):                 # printable ASCII only (32..126)
+        outside |= <uint8_t>(<uint8_t>(t[j] - 32) > 94)
+    if outside:
+        return 1
     a = next_token(t, 0, n, &e)
     if e - a == 27 and t[a + 14] == 58:          # PositionID:MatchID
         if not all_b64(t + a + 15, 12):
