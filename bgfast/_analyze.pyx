@@ -19,7 +19,7 @@ import threading
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy, strlen
+from libc.string cimport memcpy, memset, strlen
 from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
@@ -153,36 +153,61 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
     return board_possible(b)
 
 
+# per key byte (bits from the lowest): the runs of ones that end at each of
+# its zero bits, those zeros' positions, their number and the ones after the
+# last zero (8 when it has none)
+cdef uint8_t RUNS[256][8]
+cdef uint8_t ZPOS[256][8]
+cdef uint8_t NZ[256]
+cdef uint8_t TAIL[256]
+
+
+cdef void _init_unpack_tables() noexcept:
+    cdef int v, bit, k, run
+    for v in range(256):
+        k = 0
+        run = 0
+        memset(RUNS[v], 0, 8)
+        memset(ZPOS[v], 0, 8)
+        for bit in range(8):
+            if (v >> bit) & 1:
+                run += 1
+            else:
+                RUNS[v][k] = <uint8_t>run
+                ZPOS[v][k] = <uint8_t>bit
+                k += 1
+                run = 0
+        NZ[v] = <uint8_t>k
+        TAIL[v] = <uint8_t>run
+
+
+_init_unpack_tables()
+
+
 cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
-    """:func:`bgfast._board.unpack_key`'s decoding, one zero bit (the end of
-    a slot) at a time: 0, or non-zero for a key that does not describe 50
-    slots or has bits after them."""
-    cdef uint64_t lo = 0, hi = key[8] | (<uint64_t>key[9] << 8)
-    cdef uint64_t zlo, zhi
-    cdef int j, z, prev = -1, pos
-    for j in range(8):
-        lo |= <uint64_t>key[j] << (8 * j)
-    zlo = ~lo
-    zhi = ~hi & 0xFFFF
-    j = 0
-    while zlo and j < 50:                       # the zeros among bits 0..63
-        z = __builtin_ctzll(zlo)
-        zlo &= zlo - 1
-        board[j] = <uint8_t>(z - prev - 1)
-        prev = z
-        j += 1
-    while zhi and j < 50:                       # and among bits 64..79
-        z = 64 + __builtin_ctzll(zhi)
-        zhi &= zhi - 1
-        board[j] = <uint8_t>(z - prev - 1)
-        prev = z
-        j += 1
+    """:func:`bgfast._board.unpack_key`'s decoding, a key byte at a time (a
+    slot ends at each zero bit): 0, or non-zero for a key that does not
+    describe 50 slots or has bits after them."""
+    cdef uint8_t runs[88]
+    cdef int byte, v, j = 0, carry = 0, z50 = -1
+    for byte in range(10):
+        v = key[byte]
+        memcpy(&runs[j], RUNS[v], 8)
+        if NZ[v]:
+            runs[j] = <uint8_t>(runs[j] + carry)
+            if j < 50 <= j + NZ[v]:
+                z50 = 8 * byte + ZPOS[v][49 - j]       # where the 50th slot ends
+            j += NZ[v]
+            carry = TAIL[v]
+        else:
+            carry += 8
     if j < 50:
         return -1
-    pos = prev + 1
-    if pos < 64:
-        return -2 if (lo >> pos) or hi else 0
-    return -2 if pos < 80 and (hi >> (pos - 64)) else 0
+    # the ones after the 50th slot: all the ones, less those in the 50 slots
+    if (80 - j) - (z50 - 49):
+        return -2
+    memcpy(board, runs, 50)
+    return 0
 
 
 cdef struct Cols:
