@@ -422,6 +422,7 @@ class _Table:
         return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), offsets
 
 
+@functools.lru_cache(maxsize=1 << 12)     # a block names the same few strings again
 def _encode_field(value, fmt: str) -> str:
     if fmt == "jsonl":
         return json.dumps(value)
