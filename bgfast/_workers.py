@@ -76,18 +76,27 @@ def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int = 1, backend: st
     return _fork_map(fn, blocks, args, jobs - 1, window, put, get, into)
 
 
+#: Row buffers of finished serial maps, kept for the next (their pages
+#: already mapped); each map takes its own, so maps may interleave.
+_SPARE: list = []
+
+
 def _serial_map(fn, blocks, args):
     """Here, into one buffer (each result is used before the next block),
     grown when a block's bytes did not fit."""
     import numpy as np
 
-    buf = np.empty(1 << 16, dtype=np.uint8)          # not zeroed: written before it is read
-    for block in blocks:
-        out = fn(block, args, buf)
-        data = out[0]
-        if not (isinstance(data, memoryview) and data.obj is buf):
-            buf = np.empty(len(data) + len(data) // 4, dtype=np.uint8)
-        yield out
+    buf = _SPARE.pop() if _SPARE else np.empty(1 << 16, dtype=np.uint8)   # written before read
+    try:
+        for block in blocks:
+            out = fn(block, args, buf)
+            data = out[0]
+            if not (isinstance(data, memoryview) and data.obj is buf):
+                buf = np.empty(len(data) + len(data) // 4, dtype=np.uint8)
+            yield out
+    finally:
+        if len(_SPARE) < 2:
+            _SPARE.append(buf)
 
 
 def _ray_map(fn, blocks, args, window, address):
