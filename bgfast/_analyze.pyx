@@ -19,17 +19,14 @@ import threading
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy, memset, strlen
+from libc.string cimport memcpy, strlen
 from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
-from bgfast._board cimport board_possible
+from bgfast._board cimport board_possible, unpack_key
 
 cnp.import_array()
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long x) nogil
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -122,7 +119,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
         mpos[0] = <int32_t>(a + 15)
     elif e - a != 14:
         return 1
-    if decode_position_id(t + a, key) != 0 or unpack(key, board) != 0:
+    if decode_position_id(t + a, key) != 0 or unpack_key(key, board) != 0:
         return 1
     a = next_token(t, e, n, &e)
     if a < n and not colon and e - a == 12 and all_b64(t + a, 12):
@@ -151,63 +148,6 @@ cdef bint possible(const uint8_t* b, int64_t* pips, uint8_t* home) noexcept nogi
     pips[0], pips[1] = p1, p0
     home[0], home[1] = out1 == 0, out0 == 0
     return board_possible(b)
-
-
-# per key byte (bits from the lowest): the runs of ones that end at each of
-# its zero bits, those zeros' positions, their number and the ones after the
-# last zero (8 when it has none)
-cdef uint8_t RUNS[256][8]
-cdef uint8_t ZPOS[256][8]
-cdef uint8_t NZ[256]
-cdef uint8_t TAIL[256]
-
-
-cdef void _init_unpack_tables() noexcept:
-    cdef int v, bit, k, run
-    for v in range(256):
-        k = 0
-        run = 0
-        memset(RUNS[v], 0, 8)
-        memset(ZPOS[v], 0, 8)
-        for bit in range(8):
-            if (v >> bit) & 1:
-                run += 1
-            else:
-                RUNS[v][k] = <uint8_t>run
-                ZPOS[v][k] = <uint8_t>bit
-                k += 1
-                run = 0
-        NZ[v] = <uint8_t>k
-        TAIL[v] = <uint8_t>run
-
-
-_init_unpack_tables()
-
-
-cdef int unpack(const uint8_t* key, uint8_t* board) noexcept nogil:
-    """:func:`bgfast._board.unpack_key`'s decoding, a key byte at a time (a
-    slot ends at each zero bit): 0, or non-zero for a key that does not
-    describe 50 slots or has bits after them."""
-    cdef uint8_t runs[88]
-    cdef int byte, v, j = 0, carry = 0, z50 = -1
-    for byte in range(10):
-        v = key[byte]
-        memcpy(&runs[j], RUNS[v], 8)
-        if NZ[v]:
-            runs[j] = <uint8_t>(runs[j] + carry)
-            if j < 50 <= j + NZ[v]:
-                z50 = 8 * byte + ZPOS[v][49 - j]       # where the 50th slot ends
-            j += NZ[v]
-            carry = TAIL[v]
-        else:
-            carry += 8
-    if j < 50:
-        return -1
-    # the ones after the 50th slot: all the ones, less those in the 50 slots
-    if (80 - j) - (z50 - 49):
-        return -2
-    memcpy(board, runs, 50)
-    return 0
 
 
 cdef struct Cols:
@@ -387,7 +327,7 @@ cdef int64_t scaled_round(double x, int digits) noexcept nogil:
     """Python's ``round(x, digits)`` times ``10**digits`` (digits 3 or 6), as
     an integer: the correctly rounded decimal, ties to even."""
     cdef double v = x * (1e6 if digits == 6 else 1e3)
-    cdef double f, frac
+    cdef double frac
     cdef char buf[64]
     cdef int64_t k = 0
     cdef int j = 0

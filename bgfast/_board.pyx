@@ -10,7 +10,7 @@ a zero-bit, padded with zeros to 80 bits, least significant bit first.
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 cnp.import_array()
 
@@ -27,27 +27,62 @@ cdef void pack_key(const uint8_t* board, uint8_t* key) noexcept nogil:
         bit += 1
 
 
+# per key byte (bits from the lowest): the runs of ones that end at each of
+# its zero bits, those zeros' positions, their number and the ones after the
+# last zero (8 when it has none)
+cdef uint8_t RUNS[256][8]
+cdef uint8_t ZPOS[256][8]
+cdef uint8_t NZ[256]
+cdef uint8_t TAIL[256]
+
+
+cdef void _init_unpack_tables() noexcept:
+    cdef int v, bit, k, run
+    for v in range(256):
+        k = 0
+        run = 0
+        memset(RUNS[v], 0, 8)
+        memset(ZPOS[v], 0, 8)
+        for bit in range(8):
+            if (v >> bit) & 1:
+                run += 1
+            else:
+                RUNS[v][k] = <uint8_t>run
+                ZPOS[v][k] = <uint8_t>bit
+                k += 1
+                run = 0
+        NZ[v] = <uint8_t>k
+        TAIL[v] = <uint8_t>run
+
+
+_init_unpack_tables()
+
+
 cdef int unpack_key(const uint8_t* key, uint8_t* board) noexcept nogil:
-    """Decode a key. Returns 0, or -1 if the bits do not describe 50 slots
-    (too few separators), or -2 if non-zero bits follow the 50th slot."""
-    cdef int bit = 0, slot = 0, count = 0
+    """Decode a key, a key byte at a time (a slot ends at each zero bit).
+    Returns 0, or -1 if the bits do not describe 50 slots (too few
+    separators), or -2 if non-zero bits follow the 50th slot; the board is
+    left all zero unless 0 is returned."""
+    cdef uint8_t runs[88]
+    cdef int byte, v, j = 0, carry = 0, z50 = -1
     memset(board, 0, 50)
-    while bit < 80 and slot < 50:
-        if key[bit >> 3] & (1 << (bit & 7)):
-            count += 1
-            if count > 255:
-                return -1
+    for byte in range(10):
+        v = key[byte]
+        memcpy(&runs[j], RUNS[v], 8)
+        if NZ[v]:
+            runs[j] = <uint8_t>(runs[j] + carry)
+            if j < 50 <= j + NZ[v]:
+                z50 = 8 * byte + ZPOS[v][49 - j]       # where the 50th slot ends
+            j += NZ[v]
+            carry = TAIL[v]
         else:
-            board[slot] = <uint8_t>count
-            slot += 1
-            count = 0
-        bit += 1
-    if slot < 50:
+            carry += 8
+    if j < 50:
         return -1
-    while bit < 80:
-        if key[bit >> 3] & (1 << (bit & 7)):
-            return -2
-        bit += 1
+    # the ones after the 50th slot: all the ones, less those in the 50 slots
+    if (80 - j) - (z50 - 49):
+        return -2
+    memcpy(board, runs, 50)
     return 0
 
 

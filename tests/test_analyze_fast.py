@@ -250,9 +250,27 @@ def test_parse_record_agrees_with_the_scan_on_dice_and_context(corpus):
             assert rec.dice == tuple(sc["dice"][i])
 
 
+def _reference_unpack(key: bytes):
+    """The key rule read plainly: bits from the lowest of each byte, a slot's
+    count of one-bits ended by a zero-bit, 50 slots, nothing set after them."""
+    bits = [(key[i >> 3] >> (i & 7)) & 1 for i in range(80)]
+    board, count, at = [], 0, 0
+    while at < 80 and len(board) < 50:
+        if bits[at]:
+            count += 1
+        else:
+            board.append(count)
+            count = 0
+        at += 1
+    if len(board) < 50 or any(bits[at:]):
+        return None
+    return np.array(board, dtype=np.uint8).reshape(2, 25)
+
+
 def test_scan_decodes_position_ids_like_the_board_kernel():
-    """The scan's own key decoding against bgfast._board.unpack and
-    validate_boards, on game positions, random boards and random keys."""
+    """The key decoding (bgfast._board's, shared by the scan) against a
+    plain reading of the rule and validate_boards, on game positions,
+    random boards and random keys."""
     from bgfast.position import validate_boards
     from corpus import random_boards
 
@@ -261,7 +279,10 @@ def test_scan_decodes_position_ids_like_the_board_kernel():
     keys = np.concatenate([_board.pack(boards), _board.pack(random_boards(500, 4)),
                            rng.integers(0, 256, (5000, 10), dtype=np.uint8),
                            np.full((1, 10), 255, np.uint8), np.zeros((1, 10), np.uint8)])
+    decoded = [_reference_unpack(k.tobytes()) for k in keys]
     ref, status = _board.unpack(keys)
+    assert [d is not None for d in decoded] == (status == 0).tolist()
+    assert all(np.array_equal(d, ref[i]) for i, d in enumerate(decoded) if d is not None)
     want = status == 0
     for i in np.flatnonzero(want):
         try:
