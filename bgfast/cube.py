@@ -523,17 +523,12 @@ class CubeDecisions:
             double_beaver=at(self.double_beaver) if beaver else None)
 
 
-def _owner_index(owner: str) -> int:
-    return {"centre": 0, "me": 1, "opp": 2}[owner]
-
-
 def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarray,
             exact: np.ndarray | None) -> CubeDecisions:
     """The model behind :func:`cube_decision` and :func:`cube_decisions`:
     ``p`` checked ``float64[N, 5]``, ``x`` efficiencies ``float64[N]``,
     ``exact`` ``float64[N, 3]`` exact money equities (NaN rows: none)."""
     n = p.shape[0]
-    has_exact = np.zeros(n, dtype=bool) if exact is None else ~np.isnan(exact).any(axis=1)
     ceq = _cubeless(p)
     redouble = owner == "me"
 
@@ -565,7 +560,7 @@ def _decide(p: np.ndarray, cube: int, owner: str, match, money, met, x: np.ndarr
 
     table = _check_match(match, cube, owner, met)
     rows = _match_rows(p, match.away_me, match.away_opp, _state(match), cube,
-                       np.full(n, _OWNER_CODES[owner]), x, exact if has_exact.any() else None,
+                       np.full(n, _OWNER_CODES[owner]), x, exact,
                        table)
     if match.crawford:
         dead, reason = True, "no doubling in the Crawford game"
