@@ -99,6 +99,18 @@ def _serial_map(fn, blocks, args):
             _SPARE.append(buf)
 
 
+def _windowed(submit, result, blocks, window):
+    """``result(submit(block))`` for every block, in order, with at most
+    ``window`` blocks submitted and not yet collected."""
+    pending: deque = deque()
+    for block in blocks:
+        pending.append(submit(block))
+        if len(pending) >= window:
+            yield result(pending.popleft())
+    while pending:
+        yield result(pending.popleft())
+
+
 def _ray_map(fn, blocks, args, window, address):
     import ray
 
@@ -106,26 +118,15 @@ def _ray_map(fn, blocks, args, window, address):
         ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
                  log_to_driver=False)
     remote = ray.remote(max_retries=3)(fn)
-    pending: deque = deque()
-    for block in blocks:
-        pending.append(remote.remote(block, args))
-        if len(pending) >= window:
-            yield ray.get(pending.popleft())
-    while pending:
-        yield ray.get(pending.popleft())
+    yield from _windowed(lambda block: remote.remote(block, args), ray.get, blocks, window)
 
 
 def _executor_map(fn, blocks, args, jobs, window):
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: deque = deque()
-        for block in blocks:
-            pending.append(pool.submit(fn, block, args))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        yield from _windowed(lambda block: pool.submit(fn, block, args),
+                             lambda future: future.result(), blocks, window)
 
 
 # ---------------------------------------------------------------------------
@@ -195,11 +196,10 @@ def _wrap(out, buf) -> tuple:
     pickled into it, or the result itself."""
     if isinstance(out, tuple) and out and isinstance(out[0], (bytes, bytearray, memoryview)):
         data = out[0]
-        if isinstance(data, memoryview) and data.obj is buf:        # written there already
-            return "bytes", (len(data),) + tuple(out[1:])
-        if len(data) > OUT_BYTES:
-            return "inline", out
-        buf[:len(data)] = data
+        if not (isinstance(data, memoryview) and data.obj is buf):   # not written there already
+            if len(data) > OUT_BYTES:
+                return "inline", out
+            buf[:len(data)] = data
         return "bytes", (len(data),) + tuple(out[1:])
     data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
     if _INLINE < len(data) <= OUT_BYTES:
@@ -285,7 +285,7 @@ class _Pool:
 
     def collect(self, timeout: float | None) -> list:
         """The replies ready within ``timeout`` seconds (None: wait for one),
-        as ``(worker, key, ok, how, value)``."""
+        as ``(key, ok, how, value)``."""
         busy = {w.results: w for w in self.workers if w.queued}
         if not busy:
             return []
