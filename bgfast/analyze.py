@@ -512,10 +512,11 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
 def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     """Worker entry: ``(first line number, raw lines)`` -> (the rows as
     UTF-8 text, rows, error rows); the text is written into the buffer
-    ``into`` where it fits (then a memoryview of it).  The common line forms are analysed in arrays
-    (one scan, one evaluation, the cube decisions of each cube context in
-    one go, the rows written by the kernel); other lines, bad lines and
-    rollouts take the one-record path, with the same rows."""
+    ``into`` where it fits (then a memoryview of it).  The common line
+    forms are analysed in arrays (one scan, one evaluation, the cube
+    decisions of every cube row in one kernel call, the rows written by the
+    kernel); other lines, bad lines and rollouts take the one-record path,
+    with the same rows."""
     from . import _analyze as k
     from .evaluate import equity
 
