@@ -150,6 +150,102 @@ def test_shots_agree_with_the_move_generator(boards):
     assert (exact > 0).mean() > 0.3          # the boards have shots to count
 
 
+def _ref_shots(hitter, target):
+    """The rolls (of 36) with which ``hitter`` (a board row, on roll) hits a
+    blot of ``target``, by the rule of the features' comment, roll by roll
+    (distances are the hitter's: its point i is i, the target's point j is
+    25 - j)."""
+    own = {i + 1 for i in range(24) if hitter[i]}
+    blots = {24 - j for j in range(24) if target[j] == 1}
+    blocked = {24 - j for j in range(24) if target[j] >= 2}
+    nb = int(hitter[24])
+
+    def opened(r):
+        return 1 <= r <= 24 and r not in blocked
+
+    def double(d):
+        froms = own
+        steps = 4
+        if nb:
+            e = 25 - d
+            if not opened(e):
+                return False
+            if e in blots:
+                return True
+            if nb >= 4:
+                return False
+            steps, froms = 4 - nb, own | {e}
+        for r in froms:
+            for k in range(1, steps + 1):
+                if r - k * d in blots:
+                    return True
+                if not opened(r - k * d):
+                    break
+        return False
+
+    def pair(d1, d2):
+        if nb >= 2:
+            return 25 - d1 in blots or 25 - d2 in blots
+        if nb == 1:
+            for a, c in ((d1, d2), (d2, d1)):
+                e = 25 - a
+                if opened(e) and (e in blots or any(r - c in blots for r in own | {e})):
+                    return True
+            return False
+        return any(r - d1 in blots or r - d2 in blots
+                   or (r - d1 - d2 in blots and (opened(r - d1) or opened(r - d2)))
+                   for r in own)
+
+    if not blots:
+        return 0
+    return sum(double(d) for d in range(1, 7)) + sum(
+        2 * pair(d1, d2) for d1 in range(1, 7) for d2 in range(1, d1))
+
+
+def _ref_trapped(runner, holder):
+    """36 minus the escapes of ``runner``'s rearmost checker past the points
+    ``holder`` holds (the features' rule, roll by roll; 0 with no checker)."""
+    s = 25 if runner[24] else max((i + 1 for i in range(24) if runner[i]), default=0)
+    if s == 0:
+        return 0
+    held = {24 - j for j in range(24) if holder[j] >= 2}
+    lo = max(7, s - 12)
+    front = [r for r in range(lo, s) if r in held]
+    if not front:
+        return 0
+    landing = {r for r in range(1, min(front)) if r not in held}
+    escapes = 0
+    for d1 in range(1, 7):
+        r = s
+        for _ in range(4):
+            r -= d1
+            if r < 1 or r in held:
+                break
+            if r in landing:
+                escapes += 1
+                break
+        for d2 in range(1, d1):
+            r = s - d1 - d2
+            if (s - d1 in landing or s - d2 in landing
+                    or (r >= 1 and r in landing and not (s - d1 in held and s - d2 in held))):
+                escapes += 2
+    return 36 - escapes
+
+
+def test_shots_and_escapes_match_a_roll_by_roll_reading(boards):
+    """The kernel counts shots and escapes with bit masks and a count of the
+    pairs; a plain reading of the rule, roll by roll, gives the same counts
+    (boards from play, and boards with checkers on the bar)."""
+    from corpus import random_boards
+
+    sample = np.concatenate([boards, random_boards(1500, 11, bar_prob=0.8)])
+    f = netmod.features(sample)
+    for b, row in zip(sample, f):
+        for side, (me, other) in enumerate(((b[1], b[0]), (b[0], b[1]))):
+            assert round(row[5 * side] * 36) == _ref_shots(other, me)
+            assert round(row[5 * side + 1] * 36) == _ref_trapped(me, other)
+
+
 def test_escapes_prime_rearmost_dance():
     # the roller's back checker on its 24-point; the opponent holds its 7- and
     # 8-points (the roller's 18 and 17; its point 23 is in the roller's home
