@@ -477,11 +477,13 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
     members or the three CSV fields), VERBATIM (``extra`` holds the whole
     row) or OVER.  ``entries[:, 0..3]``: indices into ``table`` (already
     encoded JSON strings or CSV fields) of the context, class, source and
-    cube action.  ``cube``: no double, double/take, double/pass, take point
-    (NaN: None).  ``epc``: NaN for None.  The input text of row ``i`` is
+    cube action.  ``cube[:, 0..3]``: no double, double/take, double/pass,
+    take point (NaN: None; further columns are not read).  ``epc``: NaN for None.  The input text of row ``i`` is
     ``text[offsets[i]:offsets[i + 1]]``; its first 14 characters are the
     Position ID."""
     cdef Py_ssize_t m = kind.shape[0], i, j, cap, widest = 0
+    if cube.shape[0] != m or cube.shape[1] < 4:
+        raise ValueError("cube must have a row per row and at least 4 columns")
     for i in range(table_offsets.shape[0] - 1):
         widest = max(widest, table_offsets[i + 1] - table_offsets[i])
     cap = 2 * text.shape[0] + extra.shape[0] + m * (600 + 4 * widest) + 64

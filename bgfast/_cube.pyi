@@ -16,22 +16,19 @@ def match_rows(
     pre: npt.NDArray[np.float64],
     post: npt.NDArray[np.float64],
 ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.bool_]]: ...
+DECISION_COLUMNS: tuple[str, ...]
+
 def decide_rows(
     p: npt.NDArray[np.float64],
-    match: npt.NDArray[np.uint8],
-    a: npt.NDArray[np.int64],
-    b: npt.NDArray[np.int64],
-    state: npt.NDArray[np.int64],
-    cube: npt.NDArray[np.int64],
-    owner: npt.NDArray[np.int64],
-    jacoby: npt.NDArray[np.uint8],
-    beavers: npt.NDArray[np.uint8],
+    ctx: npt.NDArray[np.int32],
+    params: npt.NDArray[np.int64],
     x: npt.NDArray[np.float64],
     exact: npt.NDArray[np.float64],
     pre: npt.NDArray[np.float64],
     post: npt.NDArray[np.float64],
     eps: float,
     codes: npt.NDArray[np.int8],
+    values: npt.NDArray[np.float64] | None = None,
 ) -> dict[str, npt.NDArray[np.float64] | npt.NDArray[np.int8] | npt.NDArray[np.bool_]]: ...
 def checked_rows(
     p: npt.NDArray[np.float64], tol: float

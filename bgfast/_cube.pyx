@@ -21,7 +21,7 @@ formulas in :mod:`bgfast.cube`'s docstrings give, in double precision.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.math cimport NAN, fabs, isfinite
 from libc.string cimport memset
 
@@ -456,84 +456,102 @@ cdef inline double _effective(const double* p, const double* e, int own, double 
     return v
 
 
-def decide_rows(const double[:, ::1] p, const uint8_t[::1] match, const int64_t[::1] a,
-                const int64_t[::1] b, const int64_t[::1] state, const int64_t[::1] cube,
-                const int64_t[::1] owner, const uint8_t[::1] jacoby,
-                const uint8_t[::1] beavers, const double[::1] x, const double[:, ::1] exact,
-                const double[:, ::1] pre, const double[::1] post, double eps,
-                const cnp.int8_t[::1] codes):
+#: The columns of decide_rows' ``values``.
+DECISION_COLUMNS = ("no_double", "double_take", "double_pass", "take_point_live", "x_no_double",
+                    "x_double_take", "mwc_no_double", "mwc_double_take", "mwc_double_pass",
+                    "mwc_lose")
+
+
+def decide_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
+                const double[::1] x, const double[:, ::1] exact, const double[:, ::1] pre,
+                const double[::1] post, double eps, const cnp.int8_t[::1] codes,
+                values=None):
     """The cube decision of each row of checked, clipped probabilities p[n, 5].
 
-    Money rows (``match`` 0): the cube at ``owner`` (0 centre, 1 me, 2 the
-    opponent), the Jacoby rule and beavers as flagged; an ``exact`` row
-    without NaN holds the exact cubeful money equities (centred, mine, the
-    opponent's) that replace Janowski's.  Match rows (``match`` 1): ``a``/
-    ``b`` away, ``state``, ``cube`` as for :func:`match_rows`; an exact row
-    gives the effective efficiencies, for no double and for double/take.
+    Row i is decided at the cube context ``params[ctx[i]]``: (match, a, b,
+    state, cube, owner, jacoby, beavers).  Money contexts (``match`` 0): the
+    cube at ``owner`` (0 centre, 1 me, 2 the opponent), the Jacoby rule and
+    beavers as flagged; an ``exact`` row without NaN holds the exact cubeful
+    money equities (centred, mine, the opponent's) that replace Janowski's.
+    Match contexts (``match`` 1): ``a``/``b`` away, ``state``, ``cube`` as
+    for :func:`match_rows`; an exact row gives the effective efficiencies,
+    for no double and for double/take.
 
-    Returns ``no_double``, ``double_take``, ``double_pass`` (equities per
-    unit cube: a match row's MWCs normalised between losing and winning the
-    cube's points), ``take_point_live`` (the opponent's, NaN in the Crawford
-    game), ``action`` (``codes[k]`` for the action number k of
-    :func:`_action`), ``beaver``
-    (bool), ``x_no_double``/``x_double_take`` (the efficiencies used) and a
-    match row's MWCs ``mwc_no_double``, ``mwc_double_take``,
-    ``mwc_double_pass`` and ``mwc_lose`` (NaN for money rows)."""
-    cdef Py_ssize_t n = p.shape[0], i
+    The values go into ``values`` float64[n, 10] (a new array if None), one
+    column for each of :data:`DECISION_COLUMNS`: ``no_double``,
+    ``double_take``, ``double_pass`` (equities per unit cube: a match row's
+    MWCs normalised between losing and winning the cube's points),
+    ``take_point_live`` (the opponent's, NaN in the Crawford game),
+    ``x_no_double``/``x_double_take`` (the efficiencies used) and a match
+    row's MWCs ``mwc_no_double``, ``mwc_double_take``, ``mwc_double_pass``
+    and ``mwc_lose`` (NaN for money rows).  Returns those columns by name,
+    with ``action`` (``codes[k]`` for the action number k of
+    :func:`_action`) and ``beaver`` (bool)."""
+    cdef Py_ssize_t n = p.shape[0], i, nctx = params.shape[0]
     cdef Row r
     cdef const double* q
+    cdef const int64_t* c
+    cdef double* v
     cdef double W, L, dtc, lo, hi, ceq, xn, xd, mn, md, mp
     cdef int ow
     cdef bint can, bv
-    names = ("no_double", "double_take", "double_pass", "take_point_live", "x_no_double",
-             "x_double_take", "mwc_no_double", "mwc_double_take", "mwc_double_pass", "mwc_lose")
-    arrays = [np.empty(n) for _ in names]
-    cdef double[::1] nd = arrays[0], dt = arrays[1], dp = arrays[2], tp = arrays[3]
-    cdef double[::1] xnd = arrays[4], xdt = arrays[5], mnd = arrays[6], mdt = arrays[7]
-    cdef double[::1] mdp = arrays[8], mlo = arrays[9]
+    if values is None:
+        values = np.empty((n, 10))
+    cdef double[:, ::1] out = values
     act_ = np.empty(n, dtype=np.int8)
     bv_ = np.zeros(n, dtype=np.uint8)
     cdef cnp.int8_t[::1] act = act_
     cdef uint8_t[::1] bvr = bv_
     if codes.shape[0] < 10:
         raise ValueError("codes must name the 10 actions")
+    if params.shape[1] != 8:
+        raise ValueError("params must have 8 columns")
+    if ctx.shape[0] != n or x.shape[0] != n:
+        raise ValueError("ctx and x must have one entry per row")
     if exact.shape[0] != n or exact.shape[1] != 3:
         raise ValueError("exact must have shape (n, 3)")
+    if out.shape[0] != n or out.shape[1] != 10:
+        raise ValueError("values must have shape (n, 10)")
     if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
         raise ValueError("the table's pre- and post-Crawford arrays do not match")
     r.N = pre.shape[0]
     r.pre = &pre[0, 0] if r.N else NULL
     r.post = &post[0] if r.N else NULL
+    for i in range(nctx):
+        if params[i, 0] and not (1 <= params[i, 1] <= r.N and 1 <= params[i, 2] <= r.N):
+            raise ValueError(f"context {i}: away scores outside the table")
     for i in range(n):
-        if match[i] and not (1 <= a[i] <= r.N and 1 <= b[i] <= r.N):
-            raise ValueError(f"row {i}: away scores outside the table")
+        if not 0 <= ctx[i] < nctx:
+            raise ValueError(f"row {i}: no context {ctx[i]}")
     with nogil:
         for i in range(n):
             q = &p[i, 0]
-            ow = <int>owner[i]
-            if not match[i]:
-                nd[i] = _money(q, ow, x[i], jacoby[i])
-                dt[i] = 2.0 * _money(q, OWN_OPP, x[i], False)
+            c = &params[ctx[i], 0]
+            v = &out[i, 0]
+            ow = <int>c[5]
+            if not c[0]:
+                v[0] = _money(q, ow, x[i], c[6] != 0)
+                v[1] = 2.0 * _money(q, OWN_OPP, x[i], False)
                 if _finite3(&exact[i, 0]):
-                    nd[i] = exact[i, ow]
-                    dt[i] = 2.0 * exact[i, 2]
-                dp[i] = 1.0
+                    v[0] = exact[i, ow]
+                    v[1] = 2.0 * exact[i, 2]
+                v[2] = 1.0
                 can = ow != OWN_OPP
-                bv = beavers[i] and can and dt[i] < 0.0
-                dtc = 2.0 * dt[i] if bv else dt[i]
-                act[i] = codes[_action(nd[i], dtc, 1.0, can, bv, eps)]
+                bv = c[7] != 0 and can and v[1] < 0.0
+                dtc = 2.0 * v[1] if bv else v[1]
+                act[i] = codes[_action(v[0], dtc, 1.0, can, bv, eps)]
                 bvr[i] = bv
                 _averages(q, &W, &L)
-                tp[i] = 1.0 - (L + 1.0) / (W + L + 0.5)
-                xnd[i] = xdt[i] = x[i]
-                mnd[i] = mdt[i] = mdp[i] = mlo[i] = NAN
+                v[3] = 1.0 - (L + 1.0) / (W + L + 0.5)
+                v[4] = v[5] = x[i]
+                v[6] = v[7] = v[8] = v[9] = NAN
                 continue
             xn = xd = x[i]
             if _finite3(&exact[i, 0]):
                 ceq = _cubeless(q)
                 xn = _effective(q, &exact[i, 0], ow, ceq, x[i])
                 xd = _effective(q, &exact[i, 0], OWN_OPP, ceq, x[i])
-            _start(&r, q, a[i], b[i], state[i], cube[i])
+            _start(&r, q, c[1], c[2], c[3], c[4])
             can = ow != OWN_OPP and _can_double_me(&r, 0)
             mn = _cubeful(&r, 0, ow, xn)
             md = _cubeful(&r, 1, OWN_OPP, xd)
@@ -541,23 +559,23 @@ def decide_rows(const double[:, ::1] p, const uint8_t[::1] match, const int64_t[
             lo = _M(&r, 1, 0, 1)
             hi = mp
             if hi > lo:
-                nd[i] = 2.0 * (mn - lo) / (hi - lo) - 1.0
-                dt[i] = 2.0 * (md - lo) / (hi - lo) - 1.0
-                dp[i] = 2.0 * (mp - lo) / (hi - lo) - 1.0
+                v[0] = 2.0 * (mn - lo) / (hi - lo) - 1.0
+                v[1] = 2.0 * (md - lo) / (hi - lo) - 1.0
+                v[2] = 2.0 * (mp - lo) / (hi - lo) - 1.0
             else:
-                nd[i] = dt[i] = dp[i] = 0.0
+                v[0] = v[1] = v[2] = 0.0
             act[i] = codes[_action(mn, md, mp, can, False, eps)]
-            tp[i] = NAN if r.state == CRAWFORD else 1.0 - _cp_me(&r, 0)
-            xnd[i] = xn
-            xdt[i] = xd
-            mnd[i] = mn
-            mdt[i] = md
-            mdp[i] = mp
-            mlo[i] = lo
-    out = dict(zip(names, arrays))
-    out["action"] = act_
-    out["beaver"] = bv_.view(bool)
-    return out
+            v[3] = NAN if r.state == CRAWFORD else 1.0 - _cp_me(&r, 0)
+            v[4] = xn
+            v[5] = xd
+            v[6] = mn
+            v[7] = md
+            v[8] = mp
+            v[9] = lo
+    res = {name: values[:, j] for j, name in enumerate(DECISION_COLUMNS)}
+    res["action"] = act_
+    res["beaver"] = bv_.view(bool)
+    return res
 
 
 # ---------------------------------------------------------------------------

@@ -474,14 +474,14 @@ def _cube_params(context: Context):
 
 def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
     """The cube decisions of ``rows`` (``ctx``: their indices into
-    ``contexts``) into the formatter's columns, money and match rows in one
-    kernel call, each at its own score, cube and rules.  Returns the rows
-    whose context or probabilities are not possible (for the one-record
-    path, which names the error)."""
-    from .cube import _OWNER_CODES, _checked, _decisions
+    ``contexts``) into the formatter's columns (``out_cube`` float64[m,
+    10]: the kernel's value columns), money and match rows in one kernel
+    call, each at its own score, cube and rules.  Returns the rows whose
+    context or probabilities are not possible (for the one-record path,
+    which names the error)."""
+    from .cube import _OWNER_CODES, _checked, _context_decisions
     from .met import get_table
 
-    texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
     params = np.zeros((len(contexts), 8), dtype=np.int64)
     possible = np.zeros(len(contexts), dtype=bool)
     for c, context in enumerate(contexts):
@@ -489,6 +489,9 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
         if values is not None:
             params[c] = values
             possible[c] = True
+    # each context's action texts: with a redouble where the roller owns the cube
+    texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
+    labels = texts[(params[:, 5] == _OWNER_CODES["me"]).astype(np.int64)].ravel()
     whole = rows.size == len(probs)                     # every row (in order): no copies
     p = probs if whole else probs[rows]
     p, status = _checked(p)                             # as cube_decision checks them
@@ -497,15 +500,18 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     if not ok.all():
         rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
         whole = False
-    match, a, b, state, cube, owner, jacoby, beavers = params[ctx].T
-    exact = nd[rows]
-    exact[jacoby.astype(bool)] = np.nan                 # the Jacoby rule: Janowski's equities
-    res = _decisions(p, match, a, b, state, cube, owner, jacoby, beavers, eff,
-                     exact, get_table(None))
+    exact = nd if whole else nd[rows]
+    jacoby = params[:, 6] != 0
+    if jacoby.any():                                    # the Jacoby rule: Janowski's equities
+        exact = exact.copy()
+        exact[jacoby[ctx]] = np.nan
+    res = _context_decisions(p, ctx, params, eff, exact, get_table(None),
+                             out_cube if whole else None)
     at = slice(None) if whole else rows
-    for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point_live")):
-        out_cube[at, j] = res[name]
-    out_action[at] = texts[(owner == _OWNER_CODES["me"]).astype(np.int64), res["action"]]
+    if not whole:
+        for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point_live")):
+            out_cube[rows, j] = res[name]
+    out_action[at] = np.take(labels, ctx.astype(np.int64) * texts.shape[1] + res["action"])
     return bad
 
 
@@ -586,7 +592,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         kind = np.full(m, k.VERBATIM, dtype=np.int8)
         kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
                               np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
-    cube = np.full((m, 4), np.nan)
+    cube = np.full((m, 10), np.nan)
     extra = {}
     cube_rows = np.flatnonzero(kind == k.CUBE)
     action = np.zeros(m, dtype=np.int32)

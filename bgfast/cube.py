@@ -661,15 +661,32 @@ def _decisions(p: np.ndarray, match, a, b, state, cube, owner, jacoby, beavers, 
     per row; ``exact`` ``float64[n, 3]`` with NaN rows, or None; ``table``
     for match rows (None: money rows only)."""
     n = p.shape[0]
+    cols = [np.asarray(v, dtype=np.int64) for v in (match, a, b, state, cube, owner, jacoby,
+                                                     beavers)]
+    if all(c.ndim == 0 for c in cols):          # one context for every row
+        params, ctx = np.array([cols], dtype=np.int64), np.zeros(n, dtype=np.int32)
+    else:
+        params = np.stack([np.broadcast_to(c, (n,)) for c in cols], axis=1)
+        ctx = np.arange(n, dtype=np.int32)
+    return _context_decisions(p, ctx, params, _per_row(x, n, np.float64), exact, table)
+
+
+def _context_decisions(p: np.ndarray, ctx: np.ndarray, params: np.ndarray, x: np.ndarray,
+                       exact: np.ndarray | None, table: MatchEquityTable | None,
+                       values: np.ndarray | None = None) -> dict:
+    """:func:`bgfast._cube.decide_rows` of checked rows ``p``, row i at the
+    cube context ``params[ctx[i]]`` (match, a, b, state, cube, owner code,
+    jacoby, beavers); ``values`` receives the kernel's value columns."""
     pre, post = _NO_TABLE if table is None else (table.pre, table.post)
-    ints = (_per_row(v, n, np.int64) for v in (a, b, state, cube, owner))
-    return _k.decide_rows(np.ascontiguousarray(p, dtype=np.float64), _per_row(match, n, np.uint8),
-                          *ints, _per_row(jacoby, n, np.uint8), _per_row(beavers, n, np.uint8),
-                          _per_row(x, n, np.float64),
-                          np.full((n, 3), np.nan) if exact is None
+    return _k.decide_rows(np.ascontiguousarray(p, dtype=np.float64),
+                          np.ascontiguousarray(ctx, dtype=np.int32),
+                          np.ascontiguousarray(params, dtype=np.int64),
+                          np.ascontiguousarray(x, dtype=np.float64),
+                          np.full((p.shape[0], 3), np.nan) if exact is None
                           else np.ascontiguousarray(exact, dtype=np.float64),
                           np.ascontiguousarray(pre, dtype=np.float64),
-                          np.ascontiguousarray(post, dtype=np.float64), _EPS, _KERNEL_CODES)
+                          np.ascontiguousarray(post, dtype=np.float64), _EPS, _KERNEL_CODES,
+                          values)
 
 
 def _check_efficiency(x: np.ndarray, given) -> None:
