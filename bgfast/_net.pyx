@@ -144,32 +144,30 @@ cdef extern from *:
 cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept nogil:
     """The rolls (of 36) with which the mover hits at least one blot (O, OPN,
     B, nb as in _hit2_bar)."""
-    cdef int cnt = 0, d1, d2, k = 0, hit
-    cdef uint32_t one_die = 0, rest, higher
+    cdef int cnt = 0, d1, d2
+    cdef uint32_t D[7]
+    cdef uint32_t P, h
     if B == 0:
         return 0
     if nb == 0:
-        # no checker on the bar: one_die holds the dice d (bit d) that hit
-        # from a point of the mover (B & (O >> d)).  A double hits with its
-        # first step or later steps (_hitd); a non-double hits when either
-        # die does -- all of the 15 pairs but those of two dice outside
-        # one_die -- or, for those, with both dice, one checker over an open
-        # intermediate point
+        # no checker on the bar, branch-free (the loops have fixed bounds):
+        # D[d], the blots one die d hits from a point of the mover; a double
+        # hits with its k-th step over open points (P: the blots whose path
+        # so far is open), a non-double with either die or with both, one
+        # checker over an open intermediate point
         for d1 in range(1, 7):
-            hit = (B & (O >> d1)) != 0
-            one_die |= (<uint32_t>hit) << d1
-            k += hit
-            cnt += 1 if hit else _hitd(O, OPN, B, 0, d1)
-        cnt += 30 - (6 - k) * (5 - k)
-        rest = ~one_die & 0x7E
-        while rest:
-            d1 = __builtin_ctz(rest)
-            rest &= rest - 1
-            higher = rest
-            while higher:
-                d2 = __builtin_ctz(higher)
-                higher &= higher - 1
-                cnt += 2 * ((B & (O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))) != 0)
+            D[d1] = B & (O >> d1)
+        for d1 in range(1, 7):
+            P = B & (OPN >> d1)
+            h = D[d1] | (P & (O >> (2 * d1)))
+            P &= OPN >> (2 * d1)
+            h |= P & (O >> (3 * d1))
+            P &= OPN >> (3 * d1)
+            h |= P & (O >> (4 * d1))
+            cnt += h != 0
+            for d2 in range(1, d1):
+                cnt += 2 * ((D[d1] | D[d2] | (B & (O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))))
+                            != 0)
         return cnt
     for d1 in range(1, 7):
         if _hitd(O, OPN, B, nb, d1):
@@ -183,8 +181,8 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
 cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
     """The rolls (of 36) that move a checker at distance s past the points Bk
     (the opponent's, in the mover's distances) in front of it."""
-    cdef uint32_t W, G, one_die = 0, rest, higher
-    cdef int lo = s - 12, f, r, d1, d2, k, cnt = 0, n = 0, e
+    cdef uint32_t W, G, esc, path
+    cdef int lo = s - 12, f, r, d1, d2, k, cnt = 0
     if lo < 7:
         lo = 7
     if s <= lo:
@@ -194,41 +192,23 @@ cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
         return 36
     f = __builtin_ctz(W)
     G = ((<uint32_t>1 << f) - 2) & ~Bk       # open landing points past them
-    # one_die: the dice d (bit d) that escape alone (G at s - d); a double
-    # escapes with its first step or later ones, over open points; a
-    # non-double escapes when either die does -- all of the 15 pairs but
-    # those of two dice outside one_die -- or, for those, with both dice
-    # (landing at s - d1 - d2, not both intermediates held)
+    # branch-free (fixed bounds): a distance below 1 is read as 0, where
+    # neither G nor Bk has a bit
     for d1 in range(1, 7):
-        e = (G >> (s - d1)) & 1
-        one_die |= (<uint32_t>e) << d1
-        n += e
-        if e:
-            cnt += 1
-            continue
-        r = s - d1                           # doubles: up to four steps
-        for k in range(3):
-            if (Bk >> r) & 1:
-                break
-            r -= d1
-            if r < 1 or (Bk >> r) & 1:
-                break
-            if (G >> r) & 1:
-                cnt += 1
-                break
-    cnt += 30 - (6 - n) * (5 - n)
-    rest = ~one_die & 0x7E
-    while rest:
-        d1 = __builtin_ctz(rest)
-        rest &= rest - 1
-        higher = rest
-        while higher:
-            d2 = __builtin_ctz(higher)
-            higher &= higher - 1
+        esc = 0                              # doubles: up to four steps
+        path = 1                             # the points so far not held
+        for k in range(1, 5):
+            r = s - k * d1
+            r = r if r > 0 else 0
+            esc |= path & (G >> r)
+            path &= ~(Bk >> r)
+        cnt += esc & 1
+        for d2 in range(1, d1):
             r = s - d1 - d2
-            if (r >= 1 and (G >> r) & 1
-                    and not ((Bk >> (s - d1)) & (Bk >> (s - d2)) & 1)):
-                cnt += 2
+            r = r if r > 0 else 0
+            esc = ((G >> (s - d1)) | (G >> (s - d2))
+                   | ((G >> r) & ~((Bk >> (s - d1)) & (Bk >> (s - d2)))))
+            cnt += 2 * (esc & 1)
     return cnt
 
 
@@ -266,6 +246,9 @@ cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
         f[1] = (36 - (_escapes(hmir[1 - q], s) if s > 0 else 36)) * (1.0 / 36.0)
         run = 0
         m = held[q]
+        for n in range(6):                         # fixed steps, then the rare longer runs
+            run += m != 0
+            m &= m << 1
         while m:
             m &= m << 1
             run += 1

@@ -150,17 +150,56 @@ static inline bgv_f8 bgv_sigmoid8(bgv_f8 x)
 #define BGV_STORE32(p, v) (memcpy((p), &v##0, 32), memcpy((p) + 8, &v##1, 32), \
                            memcpy((p) + 16, &v##2, 32), memcpy((p) + 24, &v##3, 32))
 
+/* Blocks of 64 hidden units as eight 8-float vectors v0..v7. */
+#define BGV_LOAD64(v, p) (memcpy(&v##0, (p), 32), memcpy(&v##1, (p) + 8, 32), \
+                          memcpy(&v##2, (p) + 16, 32), memcpy(&v##3, (p) + 24, 32), \
+                          memcpy(&v##4, (p) + 32, 32), memcpy(&v##5, (p) + 40, 32), \
+                          memcpy(&v##6, (p) + 48, 32), memcpy(&v##7, (p) + 56, 32))
+#define BGV_STORE64(p, v) (memcpy((p), &v##0, 32), memcpy((p) + 8, &v##1, 32), \
+                           memcpy((p) + 16, &v##2, 32), memcpy((p) + 24, &v##3, 32), \
+                           memcpy((p) + 32, &v##4, 32), memcpy((p) + 40, &v##5, 32), \
+                           memcpy((p) + 48, &v##6, 32), memcpy((p) + 56, &v##7, 32))
+
 /* h = b + the rows T[add[i] * H] - the rows T[sub[i] * H], added and then
    subtracted in the order given (b may be h).  The hidden units go in
-   blocks of 32 kept in registers while the rows are summed. */
+   blocks of 64 (then 32) kept in registers while the rows are summed:
+   eight independent chains of additions hide the adder's latency. */
 BGV_CLONES
 static void bgv_rows(float *h, const float *b, const float *restrict T,
                      const int32_t *add, int nadd, const int32_t *sub, int nsub, int H)
 {
     int i, j0 = 0, l;
-    bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3;
+    bgv_f8 a0, a1, a2, a3, a4, a5, a6, a7, r0, r1, r2, r3, r4, r5, r6, r7;
     const float *rp;
     float t;
+    for (; j0 + 64 <= H; j0 += 64) {
+        BGV_LOAD64(a, b + j0);
+        for (i = 0; i < nadd; i++) {
+            rp = T + (size_t)add[i] * H + j0;
+            BGV_LOAD64(r, rp);
+            a0 += r0;
+            a1 += r1;
+            a2 += r2;
+            a3 += r3;
+            a4 += r4;
+            a5 += r5;
+            a6 += r6;
+            a7 += r7;
+        }
+        for (i = 0; i < nsub; i++) {
+            rp = T + (size_t)sub[i] * H + j0;
+            BGV_LOAD64(r, rp);
+            a0 -= r0;
+            a1 -= r1;
+            a2 -= r2;
+            a3 -= r3;
+            a4 -= r4;
+            a5 -= r5;
+            a6 -= r6;
+            a7 -= r7;
+        }
+        BGV_STORE64(h + j0, a);
+    }
     for (; j0 + 32 <= H; j0 += 32) {
         BGV_LOAD32(a, b + j0);
         for (i = 0; i < nadd; i++) {
