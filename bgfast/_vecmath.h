@@ -231,14 +231,32 @@ static void bgv_rows(float *h, const float *b, const float *restrict T,
 }
 
 /* h += sum over q < nf of f[q] * W[q * H ..], the q in order (rows with
-   f[q] == 0 skipped), 32 hidden units at a time in registers */
+   f[q] == 0 skipped), 64 (then 32) hidden units at a time in registers */
 BGV_CLONES
 static void bgv_axpys(float *h, const float *restrict W, const float *restrict f, int nf, int H)
 {
     int q, j0 = 0, l;
-    bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3;
+    bgv_f8 a0, a1, a2, a3, a4, a5, a6, a7, r0, r1, r2, r3, r4, r5, r6, r7;
     const float *rp;
     float t;
+    for (; j0 + 64 <= H; j0 += 64) {
+        BGV_LOAD64(a, h + j0);
+        for (q = 0; q < nf; q++) {
+            if (f[q] == 0.0f)
+                continue;
+            rp = W + (size_t)q * H + j0;
+            BGV_LOAD64(r, rp);
+            a0 += f[q] * r0;
+            a1 += f[q] * r1;
+            a2 += f[q] * r2;
+            a3 += f[q] * r3;
+            a4 += f[q] * r4;
+            a5 += f[q] * r5;
+            a6 += f[q] * r6;
+            a7 += f[q] * r7;
+        }
+        BGV_STORE64(h + j0, a);
+    }
     for (; j0 + 32 <= H; j0 += 32) {
         BGV_LOAD32(a, h + j0);
         for (q = 0; q < nf; q++) {
@@ -263,29 +281,44 @@ static void bgv_axpys(float *h, const float *restrict W, const float *restrict f
 }
 
 /* the 5 output sums b2[o] + sum_j sigmoid(h[j]) w2t[o * H + j]: the
-   sigmoids of 8 hidden units at a time go straight into 5 x 8 partial
-   sums, added up in a fixed order at the end */
+   sigmoids of the hidden units first (8 at a time), then 5 x 8 partial
+   sums (held in registers: eight lanes per output, j in order), added up
+   in a fixed order at the end.  H is at most BGV_MAX_HIDDEN. */
+#define BGV_MAX_HIDDEN 256
 BGV_CLONES
 static void bgv_output_sums(const float *restrict h, const float *restrict w2t,
                             const float *restrict b2, int H, float *restrict s)
 {
-    float acc[5][8], a[8], t;
-    bgv_f8 x;
-    int j, l, o;
-    for (o = 0; o < 5; o++)
-        for (l = 0; l < 8; l++)
-            acc[o][l] = 0.0f;
-    for (j = 0; j + 8 <= H; j += 8) {
+    float sg[BGV_MAX_HIDDEN], acc[5][8], t;
+    bgv_f8 x, a0, a1, a2, a3, a4, w;
+    int j, l, o, J = H & ~7;
+    for (j = 0; j < J; j += 8) {
         memcpy(&x, h + j, sizeof x);
         x = bgv_sigmoid8(x);
-        memcpy(a, &x, sizeof a);
-        for (o = 0; o < 5; o++)
-            for (l = 0; l < 8; l++)
-                acc[o][l] += a[l] * w2t[(size_t)o * H + j + l];
+        memcpy(sg + j, &x, sizeof x);
     }
+    a0 = a1 = a2 = a3 = a4 = (bgv_f8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (j = 0; j < J; j += 8) {
+        memcpy(&x, sg + j, sizeof x);
+        memcpy(&w, w2t + j, sizeof w);
+        a0 += x * w;
+        memcpy(&w, w2t + (size_t)H + j, sizeof w);
+        a1 += x * w;
+        memcpy(&w, w2t + (size_t)2 * H + j, sizeof w);
+        a2 += x * w;
+        memcpy(&w, w2t + (size_t)3 * H + j, sizeof w);
+        a3 += x * w;
+        memcpy(&w, w2t + (size_t)4 * H + j, sizeof w);
+        a4 += x * w;
+    }
+    memcpy(acc[0], &a0, sizeof a0);
+    memcpy(acc[1], &a1, sizeof a1);
+    memcpy(acc[2], &a2, sizeof a2);
+    memcpy(acc[3], &a3, sizeof a3);
+    memcpy(acc[4], &a4, sizeof a4);
     for (o = 0; o < 5; o++) {
         t = 0.0f;
-        for (l = j; l < H; l++)
+        for (l = J; l < H; l++)
             t += bgv_sigmoid1(h[l]) * w2t[(size_t)o * H + l];
         s[o] = b2[o] + ((((acc[o][0] + acc[o][4]) + (acc[o][1] + acc[o][5]))
                          + ((acc[o][2] + acc[o][6]) + (acc[o][3] + acc[o][7]))) + t);
