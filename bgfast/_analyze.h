@@ -74,4 +74,25 @@ static inline void bgv_copy_short(char *dst, const char *src, size_t n)
     }
 }
 
+/* The index of the last character of s[0..n-1] (n <= 8, s readable for 8
+   bytes) that is not '0'; one must be.  Little-endian GCC/clang: the
+   8 bytes as one word, the '0's zeroed, the highest non-zero byte (no
+   loop to mispredict); elsewhere a loop. */
+static inline int bgv_last_nonzero_digit(const char *s, int n)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, s, 8);
+    w ^= 0x3030303030303030ULL;
+    if (n < 8)
+        w &= (1ULL << (8 * n)) - 1;
+    return (63 - __builtin_clzll(w)) >> 3;
+#else
+    int last = n - 1;
+    while (s[last] == '0')
+        last--;
+    return last;
+#endif
+}
+
 #endif

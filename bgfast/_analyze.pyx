@@ -36,6 +36,7 @@ cdef extern from "Python.h":
 cdef extern from "_analyze.h" nogil:
     void bgv_row_pips(const uint8_t* row, int* pips, int* outside)
     void bgv_copy_short(char* dst, const char* src, size_t n)
+    int bgv_last_nonzero_digit(const char* s, int n)
 
 
 cdef int8_t B64[256]
@@ -395,9 +396,7 @@ cdef char* put_float(char* p, double x, int digits) noexcept nogil:
     else:
         tmp[0] = <char>(48 + frac // 100)
         memcpy(tmp + 1, PAIRS + 2 * (frac % 100), 2)
-    last = digits - 1
-    while tmp[last] == 48:                        # frac > 0: a non-zero digit remains
-        last -= 1
+    last = bgv_last_nonzero_digit(tmp, digits)    # frac > 0: a non-zero digit remains
     memcpy(p, tmp, 8)                             # one store; the row buffer has room after
     return p + last + 1
 
