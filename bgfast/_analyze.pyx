@@ -301,26 +301,43 @@ cdef inline char* put_bytes(char* p, const uint8_t* s, Py_ssize_t n) noexcept no
 
 
 cdef char* put_uint(char* p, uint64_t u) noexcept nogil:
-    cdef char tmp[24]
-    cdef int k = 0
-    if u == 0:
-        p[0] = 48
-        return p + 1
-    while u:
-        tmp[k] = <char>(48 + u % 10)
-        u //= 10
-        k += 1
-    while k:
-        k -= 1
-        p[0] = tmp[k]
-        p += 1
-    return p
+    """The decimal digits of u: two at a time from the end (pip counts and
+    line numbers are short: their lengths are tested first)."""
+    cdef int n
+    cdef uint64_t v
+    if u < 100:
+        if u < 10:
+            p[0] = <char>(48 + u)
+            return p + 1
+        memcpy(p, PAIRS + 2 * u, 2)
+        return p + 2
+    if u < 1000:
+        p[0] = <char>(48 + u // 100)
+        memcpy(p + 1, PAIRS + 2 * (u % 100), 2)
+        return p + 3
+    n = 4
+    v = u // 10000
+    while v:
+        n += 1
+        v //= 10
+    p += n
+    while u >= 100:
+        p -= 2
+        memcpy(p, PAIRS + 2 * (u % 100), 2)
+        u //= 100
+    if u >= 10:
+        p -= 2
+        memcpy(p, PAIRS + 2 * u, 2)
+    else:
+        p -= 1
+        p[0] = <char>(48 + u)
+    return p + n
 
 
 cdef inline char* put_int(char* p, int64_t v) noexcept nogil:
     if v < 0:
         p[0] = 45
-        return put_uint(p + 1, <uint64_t>(-v))
+        return put_uint(p + 1, <uint64_t>0 - <uint64_t>v)   # (no overflow at -2**63)
     return put_uint(p, <uint64_t>v)
 
 
@@ -399,6 +416,13 @@ cdef char* put_float(char* p, double x, int digits) noexcept nogil:
     last = bgv_last_nonzero_digit(tmp, digits)    # frac > 0: a non-zero digit remains
     memcpy(p, tmp, 8)                             # one store; the row buffer has room after
     return p + last + 1
+
+
+def int_text(int64_t v):
+    """``str(v)`` as the row writer prints it."""
+    cdef char buf[32]
+    cdef char* end = put_int(buf, v)
+    return buf[:end - buf].decode("ascii")
 
 
 def float_text(double x, int digits=6):

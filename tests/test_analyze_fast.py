@@ -223,6 +223,15 @@ def test_floats_print_as_python_rounds_them(x):
     assert _analyze.float_text(y, 3) == repr(y)
 
 
+def test_integers_print_as_python_prints_them():
+    rng = np.random.default_rng(1)
+    edges = [0, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000, 10**9, 2**53, 2**63 - 1]
+    values = edges + [-v for v in edges[1:]] + [-(2**63)] + rng.integers(
+        -10**12, 10**12, 3000).tolist() + rng.integers(0, 2000, 3000).tolist()
+    for v in values:
+        assert _analyze.int_text(v) == str(v), v
+
+
 def test_random_floats_print_as_python_rounds_them():
     rng = np.random.default_rng(0)
     vals = np.concatenate([rng.uniform(-3, 3, 20000), rng.uniform(-1e-4, 1e-4, 5000),
