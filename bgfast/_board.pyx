@@ -9,7 +9,7 @@ a zero-bit, padded with zeros to 80 bits, least significant bit first.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcpy, memset
 
 cnp.import_array()
@@ -127,13 +127,21 @@ cdef inline int board_too_many(const uint8_t* b) noexcept nogil:
     return 0
 
 
+cdef extern from "_bits.h" nogil:
+    void bgv_point_masks(const uint8_t* row, uint32_t* zero, uint32_t* one, uint32_t* two)
+    uint32_t bgv_mirror24(uint32_t m)
+    int __builtin_ctz(unsigned int)
+
+
 cdef inline int board_clash(const uint8_t* b) noexcept nogil:
-    """0, or 1 + the first point p (0..23 of row 0) that both sides hold."""
-    cdef int p
-    for p in range(24):
-        if b[p] and b[25 + 23 - p]:
-            return p + 1
-    return 0
+    """0, or 1 + the first point p (0..23 of row 0) that both sides hold:
+    row 0's occupied points against row 1's, mirrored (its point 23 - p is
+    row 0's p), as bit masks."""
+    cdef uint32_t z0, z1, one, two, both
+    bgv_point_masks(b, &z0, &one, &two)
+    bgv_point_masks(b + 25, &z1, &one, &two)
+    both = ~z0 & bgv_mirror24(~z1 & 0xFFFFFF) & 0xFFFFFF
+    return __builtin_ctz(both) + 1 if both else 0
 
 
 cdef bint board_possible(const uint8_t* b) noexcept nogil:

@@ -131,6 +131,25 @@ def test_id_with_too_many_checkers_or_clash():
         Position.from_position_id(key_to_position_id(raw))
 
 
+def test_clash_check_reads_every_point():
+    """The kernel's clash check (bit masks) against a plain reading: the first
+    point p of row 0 that row 1 holds too (its point 23 - p), on boards with
+    a clash at each point, several, or none."""
+    from bgfast import _board
+
+    rng = np.random.default_rng(4)
+    boards = np.zeros((3000, 2, 25), dtype=np.uint8)
+    for b in boards:
+        for row in (0, 1):
+            for p in rng.choice(25, size=rng.integers(0, 8), replace=False):
+                b[row, p] = rng.integers(1, 3)
+    for b in boards:
+        clash = [p for p in range(24) if b[0, p] and b[1, 23 - p]]
+        got = _board.first_impossible(b[None])
+        assert got == ((0, 1, clash[0]) if clash else None)
+    assert 0.3 < np.mean([_board.first_impossible(b[None]) is not None for b in boards]) < 0.99
+
+
 def test_bad_board_shapes_and_values():
     with pytest.raises(InvalidPositionError, match="shape"):
         Position(np.zeros((25,), dtype=np.uint8))
