@@ -18,8 +18,8 @@ import threading
 
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy, strlen
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy, strlen
 from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
@@ -160,7 +160,12 @@ cdef struct Cols:
     int64_t* pips
     uint8_t* home
     int32_t* mpos
-    uint8_t* mid
+    int32_t* mtok
+    uint8_t* mid          # the distinct Match IDs' characters, 12 each
+    int32_t* slots        # hash table of the distinct Match IDs (-1: empty)
+    uint64_t mask
+    int shift
+    int32_t ntok
     int64_t* offs
     uint8_t* text
 
@@ -171,12 +176,16 @@ cdef class _Scan:
     cdef Cols c
 
     def __cinit__(self, Py_ssize_t n, Py_ssize_t total):
+        cdef int bits = 4
+        while (<Py_ssize_t>1 << bits) < 2 * n:       # at most half full
+            bits += 1
         a = self.arrays = {
             "number": np.empty(n, dtype=np.int64), "status": np.ones(n, dtype=np.int8),
             "boards": np.zeros((n, 2, 25), dtype=np.uint8), "dice": np.zeros((n, 2), dtype=np.int8),
             "classes": np.zeros(n, dtype=np.int8), "pips": np.zeros((n, 2), dtype=np.int64),
             "home": np.zeros((n, 2), dtype=np.uint8), "mpos": np.full(n, -1, dtype=np.int32),
-            "mid": np.zeros((n, 12), dtype=np.uint8),
+            "mtok": np.full(n, -1, dtype=np.int32), "mid": np.zeros((n, 12), dtype=np.uint8),
+            "slots": np.full(1 << bits, -1, dtype=np.int32),
             "offsets": np.zeros(n + 1, dtype=np.int64), "text": np.empty(max(total, 1), dtype=np.uint8)}
         self.c.number = <int64_t*>cnp.PyArray_DATA(a["number"])
         self.c.status = <int8_t*>cnp.PyArray_DATA(a["status"])
@@ -186,19 +195,48 @@ cdef class _Scan:
         self.c.pips = <int64_t*>cnp.PyArray_DATA(a["pips"])
         self.c.home = <uint8_t*>cnp.PyArray_DATA(a["home"])
         self.c.mpos = <int32_t*>cnp.PyArray_DATA(a["mpos"])
+        self.c.mtok = <int32_t*>cnp.PyArray_DATA(a["mtok"])
         self.c.mid = <uint8_t*>cnp.PyArray_DATA(a["mid"])
+        self.c.slots = <int32_t*>cnp.PyArray_DATA(a["slots"])
+        self.c.mask = (<uint64_t>1 << bits) - 1
+        self.c.shift = 64 - bits
+        self.c.ntok = 0
         self.c.offs = <int64_t*>cnp.PyArray_DATA(a["offsets"])
         self.c.text = <uint8_t*>cnp.PyArray_DATA(a["text"])
 
     cdef dict result(self, Py_ssize_t m, dict other):
         a = self.arrays
         out = {k: a[k][:m] for k in ("number", "status", "boards", "classes", "pips", "dice",
-                                       "mpos", "mid")}
+                                       "mpos", "mtok")}
+        out["mid"] = a["mid"][:self.c.ntok]
         out["home"] = a["home"][:m].view(bool)
         out["offsets"] = a["offsets"][:m + 1]
         out["text"] = a["text"][:self.c.offs[m]].tobytes()
         out["other"] = other
         return out
+
+
+cdef int32_t _token(Cols* c, const uint8_t* t) noexcept nogil:
+    """The index of the 12 characters at t among the distinct Match IDs seen
+    (a new one is added): open addressing on a 64-bit mix of them."""
+    cdef uint64_t lo, h
+    cdef uint32_t hi
+    cdef int32_t k
+    memcpy(&lo, t, 8)
+    memcpy(&hi, t + 8, 4)
+    h = (lo ^ (<uint64_t>hi * <uint64_t>0x9E3779B97F4A7C15)) * <uint64_t>0xD6E8FEB86659FD93
+    h >>= c.shift
+    while True:
+        k = c.slots[h]
+        if k < 0:
+            k = c.ntok
+            c.ntok += 1
+            memcpy(&c.mid[12 * k], t, 12)
+            c.slots[h] = k
+            return k
+        if memcmp(&c.mid[12 * k], t, 12) == 0:
+            return k
+        h = (h + 1) & c.mask
 
 
 cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
@@ -220,7 +258,7 @@ cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
     c.status[m] = parse_line(data + s, e - s, key, &c.boards[50 * m], &c.dice[2 * m],
                              &c.mpos[m])
     if c.mpos[m] >= 0:                        # the Match ID's 12 characters
-        memcpy(&c.mid[12 * m], data + s + c.mpos[m], 12)
+        c.mtok[m] = _token(c, data + s + c.mpos[m])
     if c.status[m] == 0 and not possible(&c.boards[50 * m], &c.pips[2 * m], &c.home[2 * m]):
         c.status[m] = 1                       # the Python parser names the problem
     if c.status[m] == 0:
@@ -236,8 +274,9 @@ def scan(list lines, int64_t first):
     ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
     (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]`` and
     ``home bool[m, 2]`` (every checker home; on roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
-    int32[m]`` (where the Match ID starts in the text, -1 = none) with its
-    12 characters in ``mid uint8[m, 12]`` (zeros for none), ``text``
+    int32[m]`` (where the Match ID starts in the text, -1 = none), ``mtok
+    int32[m]`` (which of the distinct Match IDs ``mid uint8[k, 12]``, in
+    the order first seen, the line holds; -1 = none), ``text``
     (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
     and ``other`` {row: stripped text} for lines that are not ASCII."""
     cdef Py_ssize_t n = len(lines), i, m = 0, total = 0

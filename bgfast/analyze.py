@@ -344,26 +344,6 @@ def _match_entry(token: str):
     return hit
 
 
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _distinct_tokens(chars: np.ndarray):
-    """The distinct 12-character tokens of ``chars`` (``uint8[n, 12]``) as
-    bytes, and each row's index into them.  Rows are told apart by a 64-bit
-    mix of their characters, checked against the tokens themselves (a clash
-    falls back to comparing the strings)."""
-    head = np.ascontiguousarray(chars[:, :8]).view("<u8").ravel()
-    tail = np.ascontiguousarray(chars[:, 8:]).view("<u4").ravel().astype(np.uint64)
-    with np.errstate(over="ignore"):
-        key = head ^ (tail * _MIX)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    tokens = np.ascontiguousarray(chars).view("S12").ravel()
-    uniq = tokens[first]
-    if not np.array_equal(uniq[inverse], tokens):
-        uniq, inverse = np.unique(tokens, return_inverse=True)
-    return uniq, inverse
-
-
 def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisSettings):
     """:func:`_probabilities` of many boards in arrays: ``(probs float64[n,
     5], exact bool[n], cubeful no-double money equities float64[n, 3], NaN
@@ -537,19 +517,19 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     status = sc["status"].copy()
     # every board the scan read is possible (the others are bad lines)
     boards = sc["boards"].view(_CheckedBoards)
-    dice, mpos = sc["dice"].copy(), sc["mpos"]
+    dice = sc["dice"].copy()
     if settings.rollout_games > 0:
         status[:] = 1
-    # contexts: one per distinct Match ID
+    # contexts: one per distinct Match ID (the scan numbers them: tok)
     contexts = [Context()]
     ctx_of = {contexts[0]: 0}
     ctx = np.zeros(m, dtype=np.int32)
-    with_id = np.flatnonzero((status == 0) & (mpos >= 0))
-    if with_id.size:
-        uniq, inverse = _distinct_tokens(sc["mid"][with_id])
-        ids = np.empty(len(uniq), dtype=np.int32)
-        idice = np.zeros((len(uniq), 2), dtype=np.int8)
-        for u, token in enumerate(uniq.tolist()):
+    tokens = sc["mid"]
+    if len(tokens):
+        tok = sc["mtok"]
+        ids = np.zeros(len(tokens) + 1, dtype=np.int32)     # the last: no Match ID (money)
+        idice = np.zeros((len(tokens) + 1, 2), dtype=np.int8)
+        for u, token in enumerate(tokens.view("S12").ravel().tolist()):
             entry = _match_entry(token.decode("ascii"))
             if entry is None:
                 ids[u] = -1
@@ -560,11 +540,12 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
                 contexts.append(c)
             if d:
                 idice[u] = d
-        ctx[with_id] = ids[inverse]
-        bad = with_id[ids[inverse] < 0]
-        status[bad] = 1
-        no_roll = with_id[dice[with_id, 0] == 0]
-        dice[no_roll] = idice[inverse][dice[with_id, 0] == 0]
+        ctx = np.take(ids, tok)                              # tok -1: the last entry
+        status[(ctx < 0) & (status == 0)] = 1                # a Match ID that does not decode
+        np.maximum(ctx, 0, out=ctx)
+        roll = (dice[:, 0] == 0) & (tok >= 0)                # the roll the Match ID gives
+        if roll.any():
+            dice[roll] = idice[tok[roll]]
     fast = np.flatnonzero(status == 0)
     classes, pips = sc["classes"], sc["pips"]
     probs = np.zeros((m, 5))

@@ -354,22 +354,27 @@ def test_packed_lines_scan_as_the_lines_do(corpus):
     assert analyze._put_lines((1, lines), bytearray(len(text))) is None      # does not fit
 
 
-def test_distinct_match_id_tokens(monkeypatch):
-    """The tokens of a block told apart by a 64-bit mix, and by their text
-    when two mixes clash (forced here: the mix made blind to the last four
-    characters)."""
-    from bgfast import analyze
-
+def test_scan_numbers_the_distinct_match_ids():
+    """The scan numbers a block's distinct Match IDs (a hash table with open
+    addressing): every line's number names its own 12 characters, and each
+    distinct ID has one number, in the order first seen -- with IDs that
+    differ only at the end, and enough of them to fill probe chains."""
     rng = np.random.default_rng(4)
-    base = rng.integers(65, 91, (40, 12)).astype(np.uint8)
-    base[20:, :8] = base[:20, :8]                   # pairs that differ only at the end
-    rows = base[rng.integers(0, 40, 5000)]
-    text = rows.view("S12").ravel()
-    for mix in (analyze._MIX, np.uint64(0)):
-        monkeypatch.setattr(analyze, "_MIX", mix)
-        uniq, inverse = analyze._distinct_tokens(rows)
-        assert np.array_equal(uniq[inverse], text)
-        assert sorted(uniq.tolist()) == sorted(set(text.tolist()))
+    chars = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                          dtype=np.uint8)
+    base = chars[rng.integers(0, 64, (3000, 12))]
+    base[1500:, :8] = base[:1500, :8]               # pairs that differ only at the end
+    pick = rng.integers(0, 3000, 9000)
+    tokens = [bytes(base[k]).decode() for k in pick]
+    lines = [f"4HPwATDgc/ABMA {t}\n" if k % 3 else "4HPwATDgc/ABMA\n"
+             for k, t in enumerate(tokens)]
+    sc = _analyze.scan(lines, 1)
+    tok, mid = sc["mtok"], sc["mid"]
+    expect = [t if k % 3 else None for k, t in enumerate(tokens)]
+    got = [None if j < 0 else bytes(mid[j]).decode() for j in tok.tolist()]
+    assert got == expect
+    seen = list(dict.fromkeys(t for t in expect if t is not None))
+    assert [bytes(r).decode() for r in mid] == seen      # one number each, first seen first
 
 
 def test_scan_reads_position_ids_as_the_parser_does():
