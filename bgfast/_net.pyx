@@ -146,19 +146,25 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
     B, nb as in _hit2_bar)."""
     cdef int cnt = 0, d1, d2
     cdef uint32_t D[7]
+    cdef uint32_t Q[7]
+    cdef uint32_t S[12]
     cdef uint32_t P, h
     if B == 0:
         return 0
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
-        # D[d], the blots one die d hits from a point of the mover; a double
+        # D[d], the blots one die d hits from a point of the mover (S[t]:
+        # t pips away, Q[d]: the points open d pips on); a double
         # hits with its k-th step over open points (P: the blots whose path
         # so far is open), a non-double with either die or with both, one
         # checker over an open intermediate point
         for d1 in range(1, 7):
             D[d1] = B & (O >> d1)
+            Q[d1] = OPN >> d1
+        for d1 in range(3, 12):
+            S[d1] = B & (O >> d1)
         for d1 in range(1, 7):
-            P = B & (OPN >> d1)
+            P = B & Q[d1]
             h = D[d1] | (P & (O >> (2 * d1)))
             P &= OPN >> (2 * d1)
             h |= P & (O >> (3 * d1))
@@ -166,8 +172,7 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
             h |= P & (O >> (4 * d1))
             cnt += h != 0
             for d2 in range(1, d1):
-                cnt += 2 * ((D[d1] | D[d2] | (B & (O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))))
-                            != 0)
+                cnt += 2 * ((D[d1] | D[d2] | (S[d1 + d2] & (Q[d1] | Q[d2]))) != 0)
         return cnt
     for d1 in range(1, 7):
         if _hitd(O, OPN, B, nb, d1):
@@ -181,7 +186,7 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
 cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
     """The rolls (of 36) that move a checker at distance s past the points Bk
     (the opponent's, in the mover's distances) in front of it."""
-    cdef uint32_t W, G, esc, path
+    cdef uint32_t W, G, esc, at, open_, g1, b1
     cdef int lo = s - 12, f, r, d1, d2, k, cnt = 0
     if lo < 7:
         lo = 7
@@ -192,22 +197,25 @@ cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
         return 36
     f = __builtin_ctz(W)
     G = ((<uint32_t>1 << f) - 2) & ~Bk       # open landing points past them
-    # branch-free (fixed bounds): a distance below 1 is read as 0, where
-    # neither G nor Bk has a bit
+    # branch-free (fixed bounds).  Doubles: the checker's place as a bit,
+    # moved d1 at a time over points not held (a place below 1 falls to bit
+    # 0 or off the mask, where neither G nor Bk has a bit); non-doubles:
+    # one die or the other lands in G, or both (not over two held points)
+    open_ = ~Bk
     for d1 in range(1, 7):
-        esc = 0                              # doubles: up to four steps
-        path = 1                             # the points so far not held
-        for k in range(1, 5):
-            r = s - k * d1
-            r = r if r > 0 else 0
-            esc |= path & (G >> r)
-            path &= ~(Bk >> r)
-        cnt += esc & 1
+        at = (<uint32_t>1 << s) >> d1
+        esc = at & G
+        for k in range(3):
+            at = (at & open_) >> d1
+            esc |= at & G
+        cnt += esc != 0
+    for d1 in range(2, 7):
+        g1 = (G >> (s - d1)) & 1
+        b1 = (Bk >> (s - d1)) & 1
         for d2 in range(1, d1):
             r = s - d1 - d2
             r = r if r > 0 else 0
-            esc = ((G >> (s - d1)) | (G >> (s - d2))
-                   | ((G >> r) & ~((Bk >> (s - d1)) & (Bk >> (s - d2)))))
+            esc = g1 | (G >> (s - d2)) | ((G >> r) & ~(b1 & (Bk >> (s - d2))))
             cnt += 2 * (esc & 1)
     return cnt
 
