@@ -25,6 +25,7 @@ from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
 from bgfast._board cimport board_possible, unpack_key
+from bgfast._bearoff cimport rank_counts
 
 cnp.import_array()
 
@@ -159,6 +160,7 @@ cdef struct Cols:
     int8_t* classes
     int64_t* pips
     uint8_t* home
+    int32_t* hrank
     int32_t* mpos
     int32_t* mtok
     uint8_t* mid          # the distinct Match IDs' characters, 12 each
@@ -183,7 +185,8 @@ cdef class _Scan:
             "number": np.empty(n, dtype=np.int64), "status": np.ones(n, dtype=np.int8),
             "boards": np.zeros((n, 2, 25), dtype=np.uint8), "dice": np.zeros((n, 2), dtype=np.int8),
             "classes": np.zeros(n, dtype=np.int8), "pips": np.zeros((n, 2), dtype=np.int64),
-            "home": np.zeros((n, 2), dtype=np.uint8), "mpos": np.full(n, -1, dtype=np.int32),
+            "home": np.zeros((n, 2), dtype=np.uint8), "hrank": np.full((n, 2), -1, dtype=np.int32),
+            "mpos": np.full(n, -1, dtype=np.int32),
             "mtok": np.full(n, -1, dtype=np.int32), "mid": np.zeros((n, 12), dtype=np.uint8),
             "slots": np.full(1 << bits, -1, dtype=np.int32),
             "offsets": np.zeros(n + 1, dtype=np.int64), "text": np.empty(max(total, 1), dtype=np.uint8)}
@@ -194,6 +197,7 @@ cdef class _Scan:
         self.c.classes = <int8_t*>cnp.PyArray_DATA(a["classes"])
         self.c.pips = <int64_t*>cnp.PyArray_DATA(a["pips"])
         self.c.home = <uint8_t*>cnp.PyArray_DATA(a["home"])
+        self.c.hrank = <int32_t*>cnp.PyArray_DATA(a["hrank"])
         self.c.mpos = <int32_t*>cnp.PyArray_DATA(a["mpos"])
         self.c.mtok = <int32_t*>cnp.PyArray_DATA(a["mtok"])
         self.c.mid = <uint8_t*>cnp.PyArray_DATA(a["mid"])
@@ -207,7 +211,7 @@ cdef class _Scan:
     cdef dict result(self, Py_ssize_t m, dict other):
         a = self.arrays
         out = {k: a[k][:m] for k in ("number", "status", "boards", "classes", "pips", "dice",
-                                       "mpos", "mtok")}
+                                       "hrank", "mpos", "mtok")}
         out["mid"] = a["mid"][:self.c.ntok]
         out["home"] = a["home"][:m].view(bool)
         out["offsets"] = a["offsets"][:m + 1]
@@ -263,6 +267,12 @@ cdef int _scan_line(Cols* c, Py_ssize_t m, const uint8_t* data, Py_ssize_t ln,
         c.status[m] = 1                       # the Python parser names the problem
     if c.status[m] == 0:
         c.classes[m] = <int8_t>board_class(&c.boards[50 * m])
+        # the one-sided 6-point index of each side with every checker home
+        # (on roll: board row 1), for its EPC
+        if c.home[2 * m]:
+            c.hrank[2 * m] = <int32_t>rank_counts(&c.boards[50 * m + 25], 6)
+        if c.home[2 * m + 1]:
+            c.hrank[2 * m + 1] = <int32_t>rank_counts(&c.boards[50 * m], 6)
     return 1
 
 
@@ -273,7 +283,9 @@ def scan(list lines, int64_t first):
     comment), ``status int8[m]`` (0: read here, 1: for the Python parser),
     ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
     (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]`` and
-    ``home bool[m, 2]`` (every checker home; on roll, opponent), ``dice int8[m, 2]`` (0 = no roll), ``mpos
+    ``home bool[m, 2]`` (every checker home; on roll, opponent) with
+    ``hrank int32[m, 2]`` (such a side's one-sided 6-point index, else -1;
+    rows read here), ``dice int8[m, 2]`` (0 = no roll), ``mpos
     int32[m]`` (where the Match ID starts in the text, -1 = none), ``mtok
     int32[m]`` (which of the distinct Match IDs ``mid uint8[k, 12]``, in
     the order first seen, the line holds; -1 = none), ``text``

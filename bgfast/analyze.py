@@ -176,22 +176,34 @@ class AnalysisSettings:
     seed: int = 1
 
 
-def _epc_array(boards: np.ndarray, home=None) -> np.ndarray:
+def _epc_array(boards: np.ndarray) -> np.ndarray:
     """EPCs ``float64[n, 2]`` (on roll, opponent) of ``uint8[n, 2, 25]``
     boards from the 6-point one-sided database, in one vectorised look-up,
     rounded to 3 decimals (NaN for a side with a checker outside its home
-    board; ``home``: which sides are all home, ``bool[n, 2]`` on roll,
-    opponent, if known)."""
+    board)."""
     from . import bearoff
 
     out = np.full((len(boards), 2), np.nan)
     if not len(boards):
         return out
-    home = boards[:, :, 6:].sum(axis=2) == 0 if home is None else home[:, ::-1]   # [n, row]
+    home = boards[:, :, 6:].sum(axis=2) == 0                      # [n, row]
     rows, sides = np.nonzero(home)
     if rows.size:
         vals = bearoff.default_one_sided().epc(boards[rows, sides, :6].astype(np.int64))
         out[rows, 1 - sides] = np.round(vals, 3)       # row 1 is the side on roll
+    return out
+
+
+def _epc_of_ranks(ranks: np.ndarray) -> np.ndarray:
+    """:func:`_epc_array` from the one-sided 6-point indices ``int32[n, 2]``
+    (on roll, opponent; -1 for a side not all home) that the scan found."""
+    from . import bearoff
+
+    out = np.full(ranks.shape, np.nan)
+    home = ranks >= 0
+    if home.any():
+        mean = bearoff.default_one_sided().moments(ranks[home])[0]
+        out[home] = np.round(mean * bearoff.EPC_PIPS_PER_ROLL, 3)
     return out
 
 
@@ -607,10 +619,10 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         errors += "error" in row
         extra[i] = format_row(row, fmt)
     if every:
-        epc = _epc_array(boards, sc["home"])
+        epc = _epc_of_ranks(sc["hrank"])
     else:
         epc = np.full((m, 2), np.nan)
-        epc[fast] = _epc_array(boards[fast], sc["home"][fast])
+        epc[fast] = _epc_of_ranks(sc["hrank"][fast])
     ebytes, eoffs = _blob(extra, m)
     tbytes, toffs = table.arrays()
     out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),

@@ -354,6 +354,20 @@ def test_packed_lines_scan_as_the_lines_do(corpus):
     assert analyze._put_lines((1, lines), bytearray(len(text))) is None      # does not fit
 
 
+def test_scan_home_ranks_give_the_epcs(corpus):
+    """The EPCs the array path takes from the scan's one-sided indices are
+    those of the boards themselves (NaN for a side not all home)."""
+    from bgfast import analyze
+
+    sc = _analyze.scan(corpus, 1)
+    read = sc["status"] == 0
+    got = analyze._epc_of_ranks(sc["hrank"][read])
+    want = analyze._epc_array(sc["boards"][read])
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isfinite(got).any() and np.isnan(got).any()
+    assert (sc["hrank"][~read] == -1).all()
+
+
 def test_scan_numbers_the_distinct_match_ids():
     """The scan numbers a block's distinct Match IDs (a hash table with open
     addressing): every line's number names its own 12 characters, and each
