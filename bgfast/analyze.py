@@ -364,9 +364,23 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
     from .evaluate import evaluate_ply, get_evaluator
 
     n = len(boards)
-    probs = np.full((n, 5), np.nan)
     nd = np.full((n, 3), np.nan)
     exact = classes == PositionClass.BEAROFF
+    over = classes == PositionClass.OVER
+    rows = np.flatnonzero(~exact & ~over)
+    if settings.ply == 0 and rows.size >= n - n // 8 and not over.any():
+        # nearly every board is for the evaluator: it takes them all in place
+        # (no gather, no scatter); the bear-offs get their exact values below
+        probs = np.array(get_evaluator(settings.evaluator).evaluate_batch(boards),
+                         dtype=np.float64, copy=None)
+    else:
+        probs = np.full((n, 5), np.nan)
+        if rows.size:
+            live = boards[rows]
+            if settings.ply == 0:          # evaluate_ply's 0-ply step, without its second check
+                probs[rows] = get_evaluator(settings.evaluator).evaluate_batch(live)
+            else:
+                probs[rows] = evaluate_ply(live, settings.ply, settings.evaluator)
     rows = np.flatnonzero(exact)
     if rows.size:
         two = bearoff.default_two_sided().probe_batch(boards[rows])
@@ -377,18 +391,6 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
         rest = rows[~inside]
         if rest.size:
             probs[rest] = bearoff.default_one_sided().probe_batch(boards[rest])["probs"]
-    rows = np.flatnonzero(~exact & (classes != PositionClass.OVER))
-    if rows.size:
-        whole = rows.size == n
-        live = boards if whole else boards[rows]
-        if settings.ply == 0:              # evaluate_ply's 0-ply step, without its second check
-            values = get_evaluator(settings.evaluator).evaluate_batch(live)
-        else:
-            values = evaluate_ply(live, settings.ply, settings.evaluator)
-        if whole:
-            probs = np.asarray(values, dtype=np.float64)
-        else:
-            probs[rows] = values
     return probs, exact, nd
 
 
