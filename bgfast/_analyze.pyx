@@ -523,6 +523,15 @@ cdef inline char* put_quoted(char* p, const uint8_t* s, Py_ssize_t n) noexcept n
     return p + n + 2
 
 
+cdef inline char* put_either(char* p, bint csv, const char* csv_text,
+                             const char* json_text) noexcept nogil:
+    """``csv_text`` or ``json_text`` (literals: one branch, so that each
+    length is a constant)."""
+    if csv:
+        return put(p, csv_text)
+    return put(p, json_text)
+
+
 cdef inline char* key(char* p, bint csv, const char* json_key) noexcept nogil:
     """What comes before a field: a comma (CSV) or the member's key (JSON)."""
     if csv:
@@ -572,18 +581,6 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
     cdef char* p = start
     cdef const uint8_t* t
     cdef Py_ssize_t tn
-    cdef const char* prob_keys[6]
-    cdef const char* cube_keys[4]
-    prob_keys[0] = b',"win":'
-    prob_keys[1] = b',"win_gammon":'
-    prob_keys[2] = b',"win_backgammon":'
-    prob_keys[3] = b',"lose_gammon":'
-    prob_keys[4] = b',"lose_backgammon":'
-    prob_keys[5] = b',"equity":'
-    cube_keys[0] = b',"no_double":'
-    cube_keys[1] = b',"double_take":'
-    cube_keys[2] = b',"double_pass":'
-    cube_keys[3] = b',"take_point":'
     with nogil:
         for i in range(m):
             if kind[i] == K_VERBATIM:
@@ -591,7 +588,7 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
                 continue
             t = &text[offsets[i]]
             tn = offsets[i + 1] - offsets[i]
-            p = put_int(put(p, "" if csv else '{"line":'), number[i])
+            p = put_int(put_either(p, csv, "", '{"line":'), number[i])
             # a line read here holds base64, spaces, ':', '-', ',' and digits:
             # nothing a JSON string escapes, and a Position ID no CSV quoting
             p = key(p, csv, ',"input":')
@@ -623,20 +620,26 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
                 p = put_int(put(p, ',"ply":'), ply)
                 p = put_entry(put(p, ',"source":'), table, table_offsets, entries[i, 2])
             if kind[i] == K_OVER:
-                p = put(p, ",,,,,,,,,,,,,,,\n" if csv else "}\n")
+                p = put_either(p, csv, ",,,,,,,,,,,,,,,\n", "}\n")
                 continue
-            for j in range(6):
-                p = put_float(key(p, csv, prob_keys[j]), probs[i, j] if j < 5 else equity[i], 6)
+            p = put_float(key(p, csv, ',"win":'), probs[i, 0], 6)      # literal keys: their
+            p = put_float(key(p, csv, ',"win_gammon":'), probs[i, 1], 6)  # lengths are constants
+            p = put_float(key(p, csv, ',"win_backgammon":'), probs[i, 2], 6)
+            p = put_float(key(p, csv, ',"lose_gammon":'), probs[i, 3], 6)
+            p = put_float(key(p, csv, ',"lose_backgammon":'), probs[i, 4], 6)
+            p = put_float(key(p, csv, ',"equity":'), equity[i], 6)
             if kind[i] == K_CHECKER:
                 p = put_bytes(put(p, ","), &extra[extra_offsets[i]],
                               extra_offsets[i + 1] - extra_offsets[i])
-                p = put(p, ",,,,,,\n" if csv else "}\n")
+                p = put_either(p, csv, ",,,,,,\n", "}\n")
                 continue
-            p = put_entry(put(p, ",,,," if csv else ',"cube_action":'), table, table_offsets,
+            p = put_entry(put_either(p, csv, ",,,,", ',"cube_action":'), table, table_offsets,
                           entries[i, 3])
-            for j in range(4):
-                p = put_opt_float(key(p, csv, cube_keys[j]), cube[i, j], 6, csv)
-            p = put(p, ",\n" if csv else "}\n")
+            p = put_opt_float(key(p, csv, ',"no_double":'), cube[i, 0], 6, csv)
+            p = put_opt_float(key(p, csv, ',"double_take":'), cube[i, 1], 6, csv)
+            p = put_opt_float(key(p, csv, ',"double_pass":'), cube[i, 2], 6, csv)
+            p = put_opt_float(key(p, csv, ',"take_point":'), cube[i, 3], 6, csv)
+            p = put_either(p, csv, ",\n", "}\n")
     if out is into:
         return memoryview(into)[:p - start]
     return bytes(out[:p - start])
