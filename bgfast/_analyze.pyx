@@ -30,6 +30,7 @@ from bgfast._bearoff cimport rank_counts
 cnp.import_array()
 
 cdef extern from "Python.h":
+    object PyUnicode_FromStringAndSize(const char* u, Py_ssize_t size)
     bint PyUnicode_IS_ASCII(object o)
     void* PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
@@ -474,6 +475,23 @@ def int_text(int64_t v):
     cdef char buf[32]
     cdef char* end = put_int(buf, v)
     return buf[:end - buf].decode("ascii")
+
+
+def float_texts(const double[::1] x, int digits=6):
+    """:func:`float_text` of each value (finite ones; others as Python's
+    ``repr``), as a list of str."""
+    cdef char buf[64]
+    cdef char* end
+    cdef Py_ssize_t i
+    cdef int d = 3 if digits == 3 else 6
+    out = []
+    for i in range(x.shape[0]):
+        if isfinite(x[i]):
+            end = put_float(buf, x[i], d)
+            out.append(PyUnicode_FromStringAndSize(buf, end - buf))
+        else:
+            out.append(repr(x[i]))
+    return out
 
 
 def float_text(double x, int digits=6):

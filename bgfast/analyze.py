@@ -603,15 +603,8 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     entries[:, 3] = action
     play_rows = np.flatnonzero(kind == k.CHECKER)
     if play_rows.size:
-        from .evaluate import rank_plays_batch
-
-        batch = rank_plays_batch(boards[play_rows], dice[play_rows].astype(np.int64),
-                                 plies=settings.ply, evaluator=settings.evaluator)
-        before = Position.many(boards[play_rows], classify=False)
-        top = max(1, settings.top)
-        for j, i in enumerate(play_rows.tolist()):
-            extra[i] = _plays_text(_play_fields(batch.ranked(j, before[j], top), settings.top),
-                                   fmt)
+        extra.update(zip(play_rows.tolist(), _plays_texts(boards[play_rows], dice[play_rows],
+                                                          settings, fmt)))
     errors = 0
     for i in np.flatnonzero(kind == k.VERBATIM).tolist():
         line_text = sc["other"].get(i)
@@ -633,14 +626,50 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     return out, m, errors
 
 
-def _plays_text(fields: dict, fmt: str) -> str:
-    """The checker-play part of a row: JSON members, or the three CSV fields."""
+def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSettings,
+                 fmt: str) -> list[str]:
+    """The checker-play parts of many rows (the JSON members, or the three
+    CSV fields, that :func:`format_row` writes of :func:`_play_fields` of
+    each board's ranked plays): one ranking of every board's plays, the
+    notation of the listed plays in one call, the equities written by the
+    row writer's float writer."""
+    from . import _analyze
+    from .evaluate import rank_plays_batch
+    from .formats import _play_names
+
+    batch = rank_plays_batch(boards, dice.astype(np.int64), plies=settings.ply,
+                             evaluator=settings.evaluator)
+    counts = np.diff(batch.offsets)
+    k = np.minimum(counts, max(1, settings.top))        # the plays named: the best one at least
+    first = np.cumsum(k) - k
+    board_of = np.repeat(np.arange(len(k)), k)
+    sel = batch.order[np.repeat(batch.offsets[:-1], k) + np.arange(k.sum()) - np.repeat(first, k)]
+    names = _play_names(boards[board_of, 0], batch.moves[sel])
+    eq = batch.equity[sel]
+    loss = np.repeat(eq[first[k > 0]], k[k > 0]) - eq    # against each board's best
+    listed = min(max(settings.top, 0), int(k.max(initial=0)))
+    out = []
     if fmt == "jsonl":
-        return json.dumps(fields, separators=(",", ":"))[1:-1]
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(
-        [_csv_value(key, fields.get(key)) for key in ("best_play", "best_equity", "plays")])
-    return buf.getvalue()
+        eqs, losses = _analyze.float_texts(eq), _analyze.float_texts(loss)
+        for j, n in zip(first.tolist(), k.tolist()):
+            if not n:
+                out.append('"best_play":"","plays":[]')
+                continue
+            plays = ",".join(f'{{"play":"{names[i]}","equity":{eqs[i]},"loss":{losses[i]}}}'
+                             for i in range(j, j + min(n, listed)))
+            out.append(f'"best_play":"{names[j]}","best_equity":{eqs[j]},"plays":[{plays}]')
+        return out
+    eqs = _analyze.float_texts(eq)
+    for j, n in zip(first.tolist(), k.tolist()):
+        if not n:
+            out.append(",,")
+            continue
+        plays = "; ".join(f"{names[i]}={round(e, 6):+.4f}"
+                          for i, e in zip(range(j, j + min(n, listed)),
+                                          eq[j:j + min(n, listed)].tolist()))
+        out.append(f"{_encode_field(names[j], fmt)},{eqs[j]},"
+                   f"{_encode_field(plays, fmt) if plays else ''}")   # (a lone "" is quoted)
+    return out
 
 
 # ---------------------------------------------------------------------------

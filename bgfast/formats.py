@@ -714,14 +714,22 @@ def format_plays(board, moves) -> list[str]:
     play is looked up by its raw move row and the blots it reaches."""
     opp = as_board(board)[0]
     mv = np.ascontiguousarray(moves, dtype=np.int8).reshape(-1, 4, 2)
+    return _play_names(np.broadcast_to(opp, (len(mv), 25)), mv)
+
+
+def _play_names(opp: np.ndarray, mv: np.ndarray) -> list[str]:
+    """:func:`format_plays` of plays each with its own board: ``opp``
+    ``uint8[M, 25]`` the opponent's row (row 0) of each play's board before
+    it, ``mv`` ``int8[M, 4, 2]`` its moves (checked boards and plays)."""
     if not len(mv):
         return []
     dest = mv[:, :, 1].astype(np.intp)
     reach = (dest >= 1) & (dest <= 24)
     blot = np.zeros(dest.shape, dtype=bool)
-    blot[reach] = opp[24 - dest[reach]] > 0
+    at = np.nonzero(reach)
+    blot[at] = opp[at[0], 24 - dest[at]] > 0
     masks = (blot * np.array([1, 2, 4, 8])).sum(axis=1).tolist()
-    keys = mv.reshape(-1, 8).view(np.int64).ravel().tolist()
+    keys = np.ascontiguousarray(mv).reshape(-1, 8).view(np.int64).ravel().tolist()
     cache = _PLAY_NAMES
     if len(cache) > 1 << 18:
         cache.clear()

@@ -149,7 +149,7 @@ def _running(marker: str) -> list[int]:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
-    n = 5000                     # enough that the run cannot end between two polls
+    n = 30000                    # enough that the run cannot end between two polls
     boards, dice = self_play_positions(n, seed=13)
     src = tmp_path / "in.txt"
     src.write_text("".join(f"{Position(b).position_id()} {d[0]}{d[1]}\n"

@@ -135,6 +135,17 @@ def test_small_chunks_and_ply_one_match_too(corpus):
     assert out.getvalue() == reference(lines, "jsonl", settings)
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("top", [0, 1])
+def test_few_listed_plays_match_too(corpus, fmt, top):
+    """top 0 (the best play only, no list) and 1, in both formats."""
+    lines = corpus[:300]
+    settings = AnalysisSettings(top=top)
+    out = io.StringIO()
+    run(lines, stream=out, fmt=fmt, settings=settings)
+    assert out.getvalue() == reference(lines, fmt, settings)
+
+
 def test_resume_after_a_torn_chunk(tmp_path, corpus):
     lines = corpus[:400]
     full = tmp_path / "full.csv"
