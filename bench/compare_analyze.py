@@ -18,10 +18,12 @@ therefore measured on positions it evaluates once: with a net loaded with
 ``cache_size=0`` (no cache; every pass is cold), and as the first pass of a
 freshly loaded net with the default cache; repeat passes over 20,000 of
 the positions (answered from the cache) are shown for comparison,
-labelled.  The runs go in rounds: each round times gnubg's two cold loops,
-then every bgfast run once, so that both sides of a ratio see the same
-phase of a shared, noisy machine; the ratios are against the faster of the
-round's two cold rates, and the median and range over the rounds are shown.
+labelled.  The runs go in rounds: each round times every bgfast run once,
+with gnubg's two cold loops before the first run and after each run, so
+that both sides of a ratio see the same phase of a shared, noisy machine:
+each run's ratio is against the mean of the cold rates (the faster of the
+two loops) just before and just after it, and the median and range over
+the rounds are shown.
 
 Run: python bench/compare_analyze.py [--n 200000] [--repeat 3]
 """
@@ -100,7 +102,7 @@ def main():
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--plays", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=3,
-                    help="rounds: each times gnubg's loops and every bgfast run once")
+                    help="rounds: each times every bgfast run once, gnubg's loops around each")
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
                     help="where the output files go (default: /dev/shm if present)")
@@ -134,18 +136,24 @@ def main():
         ratios = [[] for _ in names]
         bases = []
         for _ in range(args.repeat):                      # rounds: both sides see the same noise
-            base = max(gnubg.cold()) if gnubg else None   # the faster cold rate of this round
-            bases.append(base)
+            # gnubg's cold rate (the faster of its two loops) before the
+            # first bgfast run and after each one: each run is compared with
+            # the mean of the rates just before and just after it
+            before = max(gnubg.cold()) if gnubg else None
+            bases.append(before)
             for k, fn in enumerate(runs):
                 if os.path.exists(out):                   # each run writes a new file (freeing
                     os.unlink(out)                        # the last run's pages is not its work)
                 t = time.perf_counter()
                 fn()
                 rates[k].append(sizes[k] / (time.perf_counter() - t))
-                if base:
-                    ratios[k].append(rates[k][-1] / base)
+                if gnubg:
+                    after = max(gnubg.cold())
+                    bases.append(after)
+                    ratios[k].append(rates[k][-1] / ((before + after) / 2))
+                    before = after
     print(f"{n:,} distinct positions ({len(plays):,} for checker rows), {args.repeat} rounds "
-          f"(medians; ratios against gnubg's cold loop in the same round, with their range); "
+          f"(medians; ratios against gnubg's cold loops just before and after each run, with their range); "
           f"cube rows: half money, half Match IDs over {contexts} cube contexts")
     print(f"{'':60s} {'per second':>12s} {'vs gnubg cold':>14s} {'range':>14s}")
     for name, r, q in zip(names, rates, ratios):
@@ -153,7 +161,7 @@ def main():
         print(f"{name:60s} {statistics.median(r):12,.0f} {ratio}")
     if gnubg:
         print(f"{'gnubg_nn.probabilities loop, cold (faster of no cache / first pass)':60s} "
-              f"{statistics.median(bases):12,.0f} {1:13.2f}x")
+              f"{statistics.median(b for b in bases if b):12,.0f} {1:13.2f}x")
         print(f"{'gnubg_nn.probabilities loop, cached (repeat passes, 20,000)':60s} "
               f"{gnubg.cached(args.repeat):12,.0f}")
 
