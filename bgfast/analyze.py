@@ -425,6 +425,14 @@ def _encode_field(value, fmt: str) -> str:
     return buf.getvalue()
 
 
+def _csv_text(text: str) -> str:
+    """``text`` as one CSV field among others (quoted only where the csv
+    module quotes: a comma, a quote or a line break in it)."""
+    if "," in text or '"' in text or "\n" in text or "\r" in text:
+        return _encode_field(text, "csv")
+    return text
+
+
 def _blob(pieces: dict, m: int):
     """{row: text} -> (bytes, offsets int64[m + 1]) for the formatter."""
     lengths = np.zeros(m + 1, dtype=np.int64)
@@ -667,8 +675,7 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
         plays = "; ".join(f"{names[i]}={round(e, 6):+.4f}"
                           for i, e in zip(range(j, j + min(n, listed)),
                                           eq[j:j + min(n, listed)].tolist()))
-        out.append(f"{_encode_field(names[j], fmt)},{eqs[j]},"
-                   f"{_encode_field(plays, fmt) if plays else ''}")   # (a lone "" is quoted)
+        out.append(f"{_csv_text(names[j])},{eqs[j]},{_csv_text(plays)}")
     return out
 
 
