@@ -565,8 +565,8 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         ctx = np.take(ids, tok)                              # tok -1: the last entry
         status[(ctx < 0) & (status == 0)] = 1                # a Match ID that does not decode
         np.maximum(ctx, 0, out=ctx)
-        roll = (dice[:, 0] == 0) & (tok >= 0)                # the roll the Match ID gives
-        if roll.any():
+        if idice.any():                                       # the roll a Match ID gives
+            roll = (dice[:, 0] == 0) & (tok >= 0)
             dice[roll] = idice[tok[roll]]
     fast = np.flatnonzero(status == 0)
     classes, pips = sc["classes"], sc["pips"]
