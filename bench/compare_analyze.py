@@ -6,24 +6,29 @@ real JSON Lines and CSV files out, the default ``net`` evaluator at 0-ply,
 pool start-up included (the files go to /dev/shm where it exists, see
 ``--dir``; each run writes a new file: the previous run's file is removed
 before the clock starts, since freeing its pages, about 50 ms for 200,000
-JSON rows, is not the new run's work).  Cube-decision rows (lines without a roll) are half
-money (a Position ID alone) and half Match IDs: every score of a 7-point
-match, with a centred cube and with a 2-cube the opponent owns (98 cube
-contexts).  Checker rows are the first ``--plays`` positions with the roll
-played there.
+JSON rows, is not the new run's work).  Cube-decision rows (lines without
+a roll) are half money (a Position ID alone) and half Match IDs: every
+score of a 7-point match, with a centred cube and with a 2-cube the
+opponent owns (98 cube contexts).  Checker rows are the first ``--plays``
+positions with the roll played there.
 
-gnubg-nn keeps an evaluation cache: a second loop over the same positions
-is answered from it, several times faster than evaluating.  Its rate is
-therefore measured on positions it evaluates once: with a net loaded with
-``cache_size=0`` (no cache; every pass is cold), and as the first pass of a
-freshly loaded net with the default cache; repeat passes over 20,000 of
-the positions (answered from the cache) are shown for comparison,
-labelled.  The runs go in rounds: each round times every bgfast run once,
-with gnubg's two cold loops before the first run and after each run, so
-that both sides of a ratio see the same phase of a shared, noisy machine:
-each run's ratio is against the mean of the cold rates (the faster of the
-two loops) just before and just after it, and the median and range over
-the rounds are shown.
+The peers: for the cube rows and the batch evaluation, a loop over
+gnubg-nn's ``probabilities(board, 0)``; for the checker rows (every legal
+play evaluated and ranked, the top 5 listed), a loop over its
+``bestmove(board, d1, d2, n=0, list=1)`` (every play ranked, with its
+probabilities and equity).  gnubg-nn keeps an evaluation cache: a second
+loop over the same positions is answered from it, several times faster
+than evaluating.  Its rates are therefore measured on positions it
+evaluates once: with a net loaded with ``cache_size=0`` (no cache; every
+pass is cold), and as the first pass of a freshly loaded net with the
+default cache, the faster of the two; repeat ``probabilities`` passes over
+20,000 of the positions (answered from the cache) are shown for
+comparison, labelled.  The runs go in rounds: each round times every
+bgfast run once, with its peer's loops just before and just after it (the
+loops after one run serve as those before the next when the two share
+their peer), so that both sides of a ratio see the same phase of a shared,
+noisy machine: each ratio is against the mean of the two peer rates beside
+its run, and the median and range over the rounds are shown.
 
 Run: python bench/compare_analyze.py [--n 200000] [--repeat 3]
 """
@@ -70,12 +75,13 @@ class Gnubg:
     """gnubg-nn's ``probabilities`` loops over the positions (None where
     gnubg-nn is not installed)."""
 
-    def __init__(self, boards):
+    def __init__(self, boards, dice, plays):
         import gnubg_nn
 
         self.g = gnubg_nn
         self.weights = os.path.join(os.path.dirname(gnubg_nn.__file__), "data", "gnubg.weights")
         self.lists = [b.tolist() for b in boards]
+        self.rolls = [(int(a), int(b)) for a, b in dice[:plays]]
 
     def _loop(self, lists):
         t = time.perf_counter()
@@ -89,6 +95,21 @@ class Gnubg:
         none = self._loop(self.lists)
         self.g.net_use(self.g.net_load(self.weights))
         return none, self._loop(self.lists)
+
+    def _plays_loop(self):
+        t = time.perf_counter()
+        for b, (d1, d2) in zip(self.lists, self.rolls):
+            self.g.bestmove(b, d1, d2, n=0, list=1)
+        return len(self.rolls) / (time.perf_counter() - t)
+
+    def plays_cold(self):
+        """``bestmove(board, d1, d2, n=0, list=1)`` (every play ranked, with
+        its probabilities and equity) per second over the checker positions:
+        the faster of no cache and the first pass of a fresh default cache."""
+        self.g.net_use(self.g.net_load(self.weights, 0))
+        none = self._plays_loop()
+        self.g.net_use(self.g.net_load(self.weights))
+        return max(none, self._plays_loop())
 
     def cached(self, repeat):
         small = self.lists[:CACHED_SET]
@@ -113,13 +134,14 @@ def main():
     cubes, contexts = cube_lines(ids, args.seed)
     plays = [f"{i} {a}{b}\n" for i, (a, b) in zip(ids[:args.plays], dice)]
     try:
-        gnubg = Gnubg(boards)
+        gnubg = Gnubg(boards, dice, len(plays))
     except ImportError:
         gnubg = None
     evaluate_ply(boards[:100], 0, "net")                  # load the net and the tables
     names = ["bgfast batch 0-ply evaluation (net, no rows)"]
     runs = [lambda: evaluate_ply(boards, 0, "net")]
     sizes = [n]
+    peers = ["cold"]                # each run's peer: the probabilities loop, or bestmove's
     # the rows go to real files, in memory (tmpfs) where there is one, so
     # that the disk's write-back does not time itself into the runs
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -132,28 +154,31 @@ def main():
                     runs.append(lambda lines=lines, fmt=fmt, jobs=jobs:
                                 run(lines, output=out, fmt=fmt, jobs=jobs))
                     sizes.append(len(lines))
+                    peers.append("cold" if what == "cube rows" else "plays")
+        peer_rate = {"cold": lambda: max(gnubg.cold()), "plays": gnubg.plays_cold} if gnubg else {}
         rates = [[] for _ in names]
         ratios = [[] for _ in names]
-        bases = []
+        bases = {"cold": [], "plays": []}
         for _ in range(args.repeat):                      # rounds: both sides see the same noise
-            # gnubg's cold rate (the faster of its two loops) before the
-            # first bgfast run and after each one: each run is compared with
-            # the mean of the rates just before and just after it
-            before = max(gnubg.cold()) if gnubg else None
-            bases.append(before)
+            # each run is compared with the mean of its peer's rates just
+            # before and just after it (a rate after one run is the rate
+            # before the next, when the two share their peer)
+            last = None
             for k, fn in enumerate(runs):
+                if gnubg:
+                    before = last[1] if last and last[0] == peers[k] else peer_rate[peers[k]]()
                 if os.path.exists(out):                   # each run writes a new file (freeing
                     os.unlink(out)                        # the last run's pages is not its work)
                 t = time.perf_counter()
                 fn()
                 rates[k].append(sizes[k] / (time.perf_counter() - t))
                 if gnubg:
-                    after = max(gnubg.cold())
-                    bases.append(after)
+                    after = peer_rate[peers[k]]()
+                    bases[peers[k]].extend([before, after])
                     ratios[k].append(rates[k][-1] / ((before + after) / 2))
-                    before = after
+                    last = (peers[k], after)
     print(f"{n:,} distinct positions ({len(plays):,} for checker rows), {args.repeat} rounds "
-          f"(medians; ratios against gnubg's cold loops just before and after each run, with their range); "
+          f"(medians; ratios against gnubg's cold loop just before and after each run, with their range); "
           f"cube rows: half money, half Match IDs over {contexts} cube contexts")
     print(f"{'':60s} {'per second':>12s} {'vs gnubg cold':>14s} {'range':>14s}")
     for name, r, q in zip(names, rates, ratios):
@@ -161,7 +186,9 @@ def main():
         print(f"{name:60s} {statistics.median(r):12,.0f} {ratio}")
     if gnubg:
         print(f"{'gnubg_nn.probabilities loop, cold (faster of no cache / first pass)':60s} "
-              f"{statistics.median(b for b in bases if b):12,.0f} {1:13.2f}x")
+              f"{statistics.median(bases['cold']):12,.0f} {1:13.2f}x   (peer of the cube rows)")
+        print(f"{'gnubg_nn.bestmove(list=1) loop, 0-ply, cold (as above)':60s} "
+              f"{statistics.median(bases['plays']):12,.0f} {1:13.2f}x   (peer of the checker rows)")
         print(f"{'gnubg_nn.probabilities loop, cached (repeat passes, 20,000)':60s} "
               f"{gnubg.cached(args.repeat):12,.0f}")
 
