@@ -166,7 +166,11 @@ def main():
             last = None
             for k, fn in enumerate(runs):
                 if gnubg:
-                    before = last[1] if last and last[0] == peers[k] else peer_rate[peers[k]]()
+                    if last and last[0] == peers[k]:
+                        before = last[1]
+                    else:
+                        before = peer_rate[peers[k]]()
+                        bases[peers[k]].append(before)
                 if os.path.exists(out):                   # each run writes a new file (freeing
                     os.unlink(out)                        # the last run's pages is not its work)
                 t = time.perf_counter()
@@ -174,7 +178,7 @@ def main():
                 rates[k].append(sizes[k] / (time.perf_counter() - t))
                 if gnubg:
                     after = peer_rate[peers[k]]()
-                    bases[peers[k]].extend([before, after])
+                    bases[peers[k]].append(after)        # (each timing once)
                     ratios[k].append(rates[k][-1] / ((before + after) / 2))
                     last = (peers[k], after)
     print(f"{n:,} distinct positions ({len(plays):,} for checker rows), {args.repeat} rounds "

@@ -477,28 +477,30 @@ def int_text(int64_t v):
     return buf[:end - buf].decode("ascii")
 
 
-def float_texts(const double[::1] x, int digits=6):
-    """:func:`float_text` of each value (finite ones; others as Python's
-    ``repr``), as a list of str."""
+cdef inline object _float_text(double x, int digits):
+    """``repr(round(x, digits))``: by the row writer where it is exact
+    (finite, and small enough for its integer arithmetic), else by Python."""
     cdef char buf[64]
     cdef char* end
+    if isfinite(x) and fabs(x) < (1e6 if digits == 6 else 1e9):
+        end = put_float(buf, x, digits)
+        return PyUnicode_FromStringAndSize(buf, end - buf)
+    return repr(round(x, digits))
+
+
+def float_texts(const double[::1] x, int digits=6):
+    """:func:`float_text` of each value, as a list of str."""
     cdef Py_ssize_t i
-    cdef int d = 3 if digits == 3 else 6
-    out = []
-    for i in range(x.shape[0]):
-        if isfinite(x[i]):
-            end = put_float(buf, x[i], d)
-            out.append(PyUnicode_FromStringAndSize(buf, end - buf))
-        else:
-            out.append(repr(x[i]))
-    return out
+    if digits != 3 and digits != 6:
+        raise ValueError("digits must be 3 or 6")
+    return [_float_text(x[i], digits) for i in range(x.shape[0])]
 
 
 def float_text(double x, int digits=6):
     """``repr(round(x, digits))`` as the row writer prints it (digits 3 or 6)."""
-    cdef char buf[64]
-    cdef char* end = put_float(buf, x, 3 if digits == 3 else 6)
-    return buf[:end - buf].decode("ascii")
+    if digits != 3 and digits != 6:
+        raise ValueError("digits must be 3 or 6")
+    return _float_text(x, digits)
 
 
 cdef inline char* put_opt_float(char* p, double x, int digits, bint csv) noexcept nogil:

@@ -48,6 +48,7 @@ cdef enum:
 # ---------------------------------------------------------------------------
 
 cdef extern from "_vecmath.h" nogil:
+    enum: BGV_MAX_HIDDEN              # the output layer's buffer of hidden sigmoids
     float bgv_sigmoid1(float x)
     void bgv_rows(float* h, const float* b, const float* T, const int32_t* add, int nadd,
                   const int32_t* sub, int nsub, int H)
@@ -55,6 +56,10 @@ cdef extern from "_vecmath.h" nogil:
     void bgv_axpys(float* h, const float* W, const float* f, int nf, int H)
     void bgv_point_masks(const uint8_t* row, uint32_t* zero, uint32_t* one, uint32_t* two)
     uint32_t bgv_mirror24(uint32_t m)
+
+
+if NET_MAX_HIDDEN > BGV_MAX_HIDDEN:     # the two limits are set apart: keep them in step
+    raise ImportError("NET_MAX_HIDDEN exceeds _vecmath.h's BGV_MAX_HIDDEN")
 
 
 cdef inline float _sigf(float x) noexcept nogil:

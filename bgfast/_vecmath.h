@@ -223,7 +223,8 @@ static void bgv_axpys(float *h, const float *restrict W, const float *restrict f
 /* the 5 output sums b2[o] + sum_j sigmoid(h[j]) w2t[o * H + j]: the
    sigmoids of the hidden units first (8 at a time), then 5 x 8 partial
    sums (held in registers: eight lanes per output, j in order), added up
-   in a fixed order at the end.  H is at most BGV_MAX_HIDDEN. */
+   in a fixed order at the end.  H is at most BGV_MAX_HIDDEN (at least
+   bgfast/_net.pxd's NET_MAX_HIDDEN: _net checks it on import). */
 #define BGV_MAX_HIDDEN 256
 BGV_CLONES
 static void bgv_output_sums(const float *restrict h, const float *restrict w2t,

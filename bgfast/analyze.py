@@ -368,17 +368,19 @@ def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisS
     exact = classes == PositionClass.BEAROFF
     over = classes == PositionClass.OVER
     rows = np.flatnonzero(~exact & ~over)
-    if settings.ply == 0 and rows.size >= n - n // 8 and not over.any():
-        # nearly every board is for the evaluator: it takes them all in place
-        # (no gather, no scatter); the bear-offs get their exact values below
-        probs = np.array(get_evaluator(settings.evaluator).evaluate_batch(boards),
-                         dtype=np.float64, copy=None)
+    ev = get_evaluator(settings.evaluator)
+    if (settings.ply == 0 and rows.size >= n - n // 8 and not over.any()
+            and (rows.size == n or ev.covers(boards[exact]).all())):
+        # nearly every board is for the evaluator, which covers the others
+        # too: it takes them all in place (no gather, no scatter); the
+        # bear-offs get their exact values below
+        probs = np.array(ev.evaluate_batch(boards), dtype=np.float64, copy=None)
     else:
         probs = np.full((n, 5), np.nan)
         if rows.size:
             live = boards[rows]
             if settings.ply == 0:          # evaluate_ply's 0-ply step, without its second check
-                probs[rows] = get_evaluator(settings.evaluator).evaluate_batch(live)
+                probs[rows] = ev.evaluate_batch(live)
             else:
                 probs[rows] = evaluate_ply(live, settings.ply, settings.evaluator)
     rows = np.flatnonzero(exact)
@@ -423,6 +425,17 @@ def _encode_field(value, fmt: str) -> str:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="").writerow([value])
     return buf.getvalue()
+
+
+def _json_floats(x: np.ndarray) -> list[str]:
+    """``json.dumps(round(v, 6))`` of each value (``NaN``/``Infinity`` as
+    json writes them), by the row writer's float writer."""
+    from . import _analyze
+
+    out = _analyze.float_texts(x)
+    for i in np.flatnonzero(~np.isfinite(x)).tolist():
+        out[i] = json.dumps(float(x[i]))
+    return out
 
 
 def _csv_text(text: str) -> str:
@@ -477,7 +490,9 @@ def _cube_params(context: Context):
 def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
     """The cube decisions of ``rows`` (``ctx``: their indices into
     ``contexts``) into the formatter's columns (``out_cube`` float64[m,
-    10]: the kernel's value columns), money and match rows in one kernel
+    10]: when ``rows`` are every row, in order, the kernel writes its ten
+    value columns there; otherwise the first four, those the formatter
+    reads, are copied to ``rows``), money and match rows in one kernel
     call, each at its own score, cube and rules.  Returns the rows whose
     context or probabilities are not possible (for the one-record path,
     which names the error)."""
@@ -658,7 +673,7 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
     listed = min(max(settings.top, 0), int(k.max(initial=0)))
     out = []
     if fmt == "jsonl":
-        eqs, losses = _analyze.float_texts(eq), _analyze.float_texts(loss)
+        eqs, losses = _json_floats(eq), _json_floats(loss)
         for j, n in zip(first.tolist(), k.tolist()):
             if not n:
                 out.append('"best_play":"","plays":[]')

@@ -668,7 +668,8 @@ def _decisions(p: np.ndarray, match, a, b, state, cube, owner, jacoby, beavers, 
     else:
         params = np.stack([np.broadcast_to(c, (n,)) for c in cols], axis=1)
         ctx = np.arange(n, dtype=np.int32)
-    return _context_decisions(p, ctx, params, _per_row(x, n, np.float64), exact, table)
+    res = _context_decisions(p, ctx, params, _per_row(x, n, np.float64), exact, table)
+    return {k: np.ascontiguousarray(v) for k, v in res.items()}   # columns of one matrix: own arrays
 
 
 def _context_decisions(p: np.ndarray, ctx: np.ndarray, params: np.ndarray, x: np.ndarray,

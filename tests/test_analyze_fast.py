@@ -428,3 +428,19 @@ def test_scan_reads_position_ids_as_the_parser_does():
         accepted += 1
         assert sc["status"][i] == 0 and np.array_equal(sc["boards"][i], board), t
     assert accepted > 4000
+
+
+def test_float_texts_edges():
+    """Large and non-finite values print as Python prints them; in JSON rows
+    non-finite ones as json writes them; digits other than 3 or 6 are refused."""
+    from bgfast import analyze
+
+    vals = np.array([1e13, -2.5e12, 123456.1234565, 1e6, 999999.9999995, np.nan, np.inf, -np.inf,
+                     0.1 + 0.2, -0.0])
+    assert _analyze.float_texts(vals) == [repr(round(v, 6)) for v in vals.tolist()]
+    assert _analyze.float_texts(vals, 3) == [repr(round(v, 3)) for v in vals.tolist()]
+    assert analyze._json_floats(vals) == [json.dumps(round(v, 6)) for v in vals.tolist()]
+    with pytest.raises(ValueError, match="3 or 6"):
+        _analyze.float_texts(vals, 4)
+    with pytest.raises(ValueError, match="3 or 6"):
+        _analyze.float_text(1.0, 2)

@@ -677,3 +677,42 @@ def test_checked_rows_kernel_against_a_plain_reading():
             clb = clip(lb_, 0.0, cl)
             assert clipped[i].tolist() == [cw, cg, cb, cl, clb]
     assert seen == {0, 1, 2, 3}
+
+
+def test_kernel_rows_at_shared_contexts_equal_one_context_each():
+    """decide_rows reads row i's cube context as params[ctx[i]]: rows that
+    share a table of contexts get the same values, bit for bit, as the same
+    rows each with its own copy of its context; values= receives them."""
+    from bgfast import _cube
+
+    rng = np.random.default_rng(12)
+    n = 3000
+    w = rng.uniform(0, 1, n)
+    wg = w * rng.uniform(0, 1, n) ** 2
+    lg = (1 - w) * rng.uniform(0, 1, n) ** 2
+    p = np.stack([w, wg, wg * rng.uniform(0, 1, n) ** 3, lg, lg * rng.uniform(0, 1, n) ** 3], 1)
+    p, status = C._checked(p)
+    assert (status == 0).all()
+    # money (centred, owned, the opponent's; Jacoby, beavers) and match contexts
+    params = np.array([[0, 1, 1, 0, 1, 0, 0, 0], [0, 1, 1, 0, 2, 1, 0, 1], [0, 1, 1, 0, 2, 2, 0, 0],
+                       [0, 1, 1, 0, 1, 0, 1, 1], [1, 7, 5, 0, 1, 0, 0, 0], [1, 3, 4, 0, 2, 2, 0, 0],
+                       [1, 1, 4, 2, 1, 0, 0, 0], [1, 2, 1, 1, 1, 0, 0, 0]], dtype=np.int64)
+    ctx = rng.integers(0, len(params), n).astype(np.int32)
+    x = rng.uniform(0.5, 0.8, n)
+    exact = np.where(rng.uniform(size=(n, 1)) < 0.3, rng.uniform(-1, 1, (n, 3)), np.nan)
+    table = get_table(None)
+    values = np.full((n, 10), -7.0)
+    shared = C._context_decisions(p, ctx, params, x, exact, table, values)
+    own = C._context_decisions(p, np.arange(n, dtype=np.int32), params[ctx], x, exact, table)
+    for name in _cube.DECISION_COLUMNS + ("action", "beaver"):
+        assert np.array_equal(shared[name], own[name], equal_nan=True), name
+    assert np.array_equal(values[:, 0], own["no_double"]) and not (values == -7.0).any()
+    with pytest.raises(ValueError, match="context"):
+        C._context_decisions(p, ctx + len(params), params, x, exact, table)
+
+
+def test_public_decision_arrays_are_their_own():
+    d = C.cube_decisions(np.array([[0.6, 0.2, 0.01, 0.1, 0.01]] * 4))
+    for name in ("no_double", "double_take", "double_pass", "take_point_live"):
+        arr = getattr(d, name)
+        assert arr.flags.c_contiguous and arr.base is None, name
