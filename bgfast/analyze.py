@@ -183,20 +183,20 @@ def _epc_array(boards: np.ndarray) -> np.ndarray:
     board)."""
     from . import bearoff
 
-    out = np.full((len(boards), 2), np.nan)
-    if not len(boards):
-        return out
-    home = boards[:, :, 6:].sum(axis=2) == 0                      # [n, row]
+    ranks = np.full((len(boards), 2), -1, dtype=np.int64)
+    home = boards[:, ::-1, 6:].sum(axis=2) == 0                   # [n, on roll / opponent]
     rows, sides = np.nonzero(home)
     if rows.size:
-        vals = bearoff.default_one_sided().epc(boards[rows, sides, :6].astype(np.int64))
-        out[rows, 1 - sides] = np.round(vals, 3)       # row 1 is the side on roll
-    return out
+        ranks[rows, sides] = bearoff.default_one_sided().index_of(
+            boards[rows, 1 - sides, :6].astype(np.int64))
+    return _epc_of_ranks(ranks)
 
 
 def _epc_of_ranks(ranks: np.ndarray) -> np.ndarray:
-    """:func:`_epc_array` from the one-sided 6-point indices ``int32[n, 2]``
-    (on roll, opponent; -1 for a side not all home) that the scan found."""
+    """EPCs ``float64[n, 2]`` from the one-sided 6-point indices of the
+    sides all home (on roll, opponent; -1 for a side not all home), as the
+    scan finds them: the expected rolls times 49/6 pips, rounded to 3
+    decimals, NaN for -1."""
     from . import bearoff
 
     out = np.full(ranks.shape, np.nan)
