@@ -687,9 +687,8 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
         if not n:
             out.append(",,")
             continue
-        plays = "; ".join(f"{names[i]}={round(e, 6):+.4f}"
-                          for i, e in zip(range(j, j + min(n, listed)),
-                                          eq[j:j + min(n, listed)].tolist()))
+        plays = _csv_plays((names[i], round(e, 6)) for i, e in
+                           zip(range(j, j + min(n, listed)), eq[j:j + min(n, listed)].tolist()))
         out.append(f"{_csv_text(names[j])},{eqs[j]},{_csv_text(plays)}")
     return out
 
@@ -698,11 +697,16 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
 # output
 # ---------------------------------------------------------------------------
 
+def _csv_plays(plays) -> str:
+    """The CSV ``plays`` field of (notation, rounded equity) pairs."""
+    return "; ".join(f"{name}={equity:+.4f}" for name, equity in plays)
+
+
 def _csv_value(key, value):
     if value is None:
         return ""
     if key == "plays":
-        return "; ".join(f"{p['play']}={p['equity']:+.4f}" for p in value)
+        return _csv_plays((p["play"], p["equity"]) for p in value)
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"))
     return value
