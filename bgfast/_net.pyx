@@ -117,10 +117,22 @@ cdef inline int _hit2_bar(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1, 
     return 0
 
 
+cdef inline uint32_t _double_steps(uint32_t O, uint32_t OPN, uint32_t B, int d,
+                                   int m) noexcept nogil:
+    """The blots a double (d, d) hits with up to m steps of one checker from
+    a point in O, the points before the k-th step open (OPN), as a mask
+    (P: the blots whose path so far is open)."""
+    cdef uint32_t P = B, h = 0
+    cdef int k
+    for k in range(1, m + 1):
+        h |= P & (O >> (k * d))
+        P &= OPN >> (k * d)
+    return h
+
+
 cdef inline int _hitd(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d) noexcept nogil:
     """Whether the double (d, d) hits a blot (see _hit2_bar; nb may be 0)."""
-    cdef int m = 4, e, k
-    cdef uint32_t P = B
+    cdef int e
     if nb:
         e = 25 - d
         if not (OPN >> e) & 1:
@@ -129,15 +141,8 @@ cdef inline int _hitd(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d) noexc
             return 1
         if nb >= 4:
             return 0
-        m = 4 - nb
-        O |= <uint32_t>1 << e
-    for k in range(1, m + 1):
-        if P & (O >> (k * d)):
-            return 1
-        P &= OPN >> (k * d)          # blots whose path so far is open
-        if not P:
-            return 0
-    return 0
+        return _double_steps(O | (<uint32_t>1 << e), OPN, B, d, 4 - nb) != 0
+    return _double_steps(O, OPN, B, d, 4) != 0
 
 
 cdef extern from *:
@@ -153,29 +158,21 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
     cdef uint32_t D[7]
     cdef uint32_t Q[7]
     cdef uint32_t S[12]
-    cdef uint32_t P, h
     if B == 0:
         return 0
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
         # D[d], the blots one die d hits from a point of the mover (S[t]:
-        # t pips away, Q[d]: the points open d pips on); a double
-        # hits with its k-th step over open points (P: the blots whose path
-        # so far is open), a non-double with either die or with both, one
-        # checker over an open intermediate point
+        # t pips away, Q[d]: the points open d pips on); a double hits with
+        # one of its four steps (_hitd), a non-double with either die or
+        # with both, one checker over an open intermediate point
         for d1 in range(1, 7):
             D[d1] = B & (O >> d1)
             Q[d1] = OPN >> d1
         for d1 in range(3, 12):
             S[d1] = B & (O >> d1)
         for d1 in range(1, 7):
-            P = B & Q[d1]
-            h = D[d1] | (P & (O >> (2 * d1)))
-            P &= OPN >> (2 * d1)
-            h |= P & (O >> (3 * d1))
-            P &= OPN >> (3 * d1)
-            h |= P & (O >> (4 * d1))
-            cnt += h != 0
+            cnt += _hitd(O, OPN, B, 0, d1)
             for d2 in range(1, d1):
                 cnt += 2 * ((D[d1] | D[d2] | (S[d1 + d2] & (Q[d1] | Q[d2]))) != 0)
         return cnt
