@@ -212,9 +212,8 @@ cdef class _Scan:
     cdef dict result(self, Py_ssize_t m, dict other):
         a = self.arrays
         out = {k: a[k][:m] for k in ("number", "status", "boards", "classes", "pips", "dice",
-                                       "hrank", "mpos", "mtok")}
+                                       "hrank", "mtok")}
         out["mid"] = a["mid"][:self.c.ntok]
-        out["home"] = a["home"][:m].view(bool)
         out["offsets"] = a["offsets"][:m + 1]
         out["text"] = a["text"][:self.c.offs[m]].tobytes()
         out["other"] = other
@@ -283,12 +282,11 @@ def scan(list lines, int64_t first):
     Returns a dict of ``number int64[m]`` (the lines kept: not blank, not a
     comment), ``status int8[m]`` (0: read here, 1: for the Python parser),
     ``boards uint8[m, 2, 25]`` with their ``classes int8[m]``
-    (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]`` and
-    ``home bool[m, 2]`` (every checker home; on roll, opponent) with
-    ``hrank int32[m, 2]`` (such a side's one-sided 6-point index, else -1;
-    rows read here), ``dice int8[m, 2]`` (0 = no roll), ``mpos
-    int32[m]`` (where the Match ID starts in the text, -1 = none), ``mtok
-    int32[m]`` (which of the distinct Match IDs ``mid uint8[k, 12]``, in
+    (:class:`bgfast.position.PositionClass`), ``pips int64[m, 2]``,
+    ``hrank int32[m, 2]`` (the one-sided 6-point index of each side with
+    every checker home, on roll then opponent, else -1; rows read here),
+    ``dice int8[m, 2]`` (0 = no roll), ``mtok int32[m]`` (which of the
+    distinct Match IDs ``mid uint8[k, 12]``, in
     the order first seen, the line holds; -1 = none), ``text``
     (the stripped ASCII texts, concatenated) with ``offsets int64[m + 1]``,
     and ``other`` {row: stripped text} for lines that are not ASCII."""
