@@ -442,6 +442,58 @@ class CubeDecision:
             d["money"] = {"jacoby": self.money.jacoby, "beavers": self.money.beavers}
         return d
 
+    def describe(self, source: str = "") -> str:
+        """The decision as text, in the manner of gnubg's cube hint: the
+        context, the probabilities (from ``source``), the cubeless and
+        cubeful equities, the proper action, take and cash points and
+        gammon prices."""
+        w, wg, wb, lg, lb = self.probs
+        lines = []
+        owner = {"centre": "centred", "me": "owned by me", "opp": "owned by the opponent"}[self.owner]
+        if self.match is None:
+            rules = [f"Jacoby {'on' if self.money.jacoby else 'off'}",
+                     f"beavers {'allowed' if self.money.beavers else 'off'}"]
+            lines.append(f"Money game ({', '.join(rules)}); cube {self.cube}, {owner}")
+        else:
+            m = self.match
+            state = " (Crawford game)" if m.crawford else " (post-Crawford)" if m.post_crawford else ""
+            lines.append(f"Match to {m.length}, score {m.score_me}-{m.score_opp} "
+                         f"({m.away_me}-away, {m.away_opp}-away){state}; cube {self.cube}, {owner}")
+        lines.append(f"Probabilities [{source}]: win {100 * w:.2f}% (gammon {100 * wg:.2f}%, "
+                     f"backgammon {100 * wb:.2f}%), lose {100 * (1 - w):.2f}% "
+                     f"(gammon {100 * lg:.2f}%, backgammon {100 * lb:.2f}%)")
+        cl = f"Cubeless equity {self.cubeless_equity:+.3f}"
+        if self.cubeless_mwc is not None:
+            cl += f" (MWC {100 * self.cubeless_mwc:.2f}%)"
+        eff = "effective cube efficiency" if (self.match is not None and "exact" in source) else "cube efficiency"
+        if self.match is None and "exact" in source:
+            lines.append(cl + "; cubeful equities from the exact table")
+        else:
+            lines.append(cl + f"; {eff} {self.efficiency:.3f}")
+        lines.append("Cubeful equities:")
+        rows = [("No double" if not self.redouble else "No redouble", self.no_double, self.mwc_no_double),
+                ("Double, take" if not self.redouble else "Redouble, take", self.double_take, self.mwc_double_take),
+                ("Double, pass" if not self.redouble else "Redouble, pass", self.double_pass, self.mwc_double_pass)]
+        if self.double_beaver is not None:
+            rows.insert(2, ("Double, beaver", self.double_beaver, None))
+        for label, eq, mwc in rows:
+            extra = f"   MWC {100 * mwc:6.2f}%" if mwc is not None else ""
+            lines.append(f"  {label:<16}{eq:+8.3f}{extra}")
+        lines.append(f"Proper cube action: {self.action_text}")
+        if self.dead_reason:
+            lines.append(f"  ({self.dead_reason})")
+        lines.append(f"Take point (opponent): {_percent(self.take_point_live)} live cube, "
+                     f"{_percent(self.take_point_dead)} dead cube; cash point {_percent(self.cash_point_live)} live, "
+                     f"{_percent(self.cash_point_dead)} dead")
+        gp, gp2 = self.gammon_price, self.gammon_price_after_double
+        lines.append(f"Gammon price: me {gp['me']:.3f}, opponent {gp['opp']:.3f}; after a double: "
+                     f"me {gp2['me']:.3f}, opponent {gp2['opp']:.3f}")
+        return "\n".join(lines)
+
+
+def _percent(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
 
 _EPS = 1e-9  # equities closer than this are equal (ties go to doubling, as in gnubg)
 

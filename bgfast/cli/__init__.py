@@ -111,11 +111,4 @@ def main():
 
 
 # Register the command areas (each module adds its commands to ``main``).
-from . import core  # noqa: E402,F401
-
-for _area in ("formats", "bearoff", "met", "cube", "game", "evaluate", "rollout", "train", "analyze"):
-    try:
-        __import__(f"{__name__}.{_area}")
-    except ModuleNotFoundError as _exc:  # an area not built yet
-        if _exc.name != f"{__name__}.{_area}":
-            raise
+from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze  # noqa: E402,F401

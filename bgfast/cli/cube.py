@@ -82,55 +82,6 @@ def position_probabilities(position, evaluator: str = "net"):
     )
 
 
-def _pct(v):
-    return "-" if v is None else f"{100 * v:.1f}%"
-
-
-def _format(dec: _cube.CubeDecision, source: str) -> str:
-    w, wg, wb, lg, lb = dec.probs
-    lines = []
-    owner = {"centre": "centred", "me": "owned by me", "opp": "owned by the opponent"}[dec.owner]
-    if dec.match is None:
-        rules = [f"Jacoby {'on' if dec.money.jacoby else 'off'}",
-                 f"beavers {'allowed' if dec.money.beavers else 'off'}"]
-        lines.append(f"Money game ({', '.join(rules)}); cube {dec.cube}, {owner}")
-    else:
-        m = dec.match
-        state = " (Crawford game)" if m.crawford else " (post-Crawford)" if m.post_crawford else ""
-        lines.append(f"Match to {m.length}, score {m.score_me}-{m.score_opp} "
-                     f"({m.away_me}-away, {m.away_opp}-away){state}; cube {dec.cube}, {owner}")
-    lines.append(f"Probabilities [{source}]: win {100 * w:.2f}% (gammon {100 * wg:.2f}%, "
-                 f"backgammon {100 * wb:.2f}%), lose {100 * (1 - w):.2f}% "
-                 f"(gammon {100 * lg:.2f}%, backgammon {100 * lb:.2f}%)")
-    cl = f"Cubeless equity {dec.cubeless_equity:+.3f}"
-    if dec.cubeless_mwc is not None:
-        cl += f" (MWC {100 * dec.cubeless_mwc:.2f}%)"
-    eff = "effective cube efficiency" if (dec.match is not None and "exact" in source) else "cube efficiency"
-    if dec.match is None and "exact" in source:
-        lines.append(cl + "; cubeful equities from the exact table")
-    else:
-        lines.append(cl + f"; {eff} {dec.efficiency:.3f}")
-    lines.append("Cubeful equities:")
-    rows = [("No double" if not dec.redouble else "No redouble", dec.no_double, dec.mwc_no_double),
-            ("Double, take" if not dec.redouble else "Redouble, take", dec.double_take, dec.mwc_double_take),
-            ("Double, pass" if not dec.redouble else "Redouble, pass", dec.double_pass, dec.mwc_double_pass)]
-    if dec.double_beaver is not None:
-        rows.insert(2, ("Double, beaver", dec.double_beaver, None))
-    for label, eq, mwc in rows:
-        extra = f"   MWC {100 * mwc:6.2f}%" if mwc is not None else ""
-        lines.append(f"  {label:<16}{eq:+8.3f}{extra}")
-    lines.append(f"Proper cube action: {dec.action_text}")
-    if dec.dead_reason:
-        lines.append(f"  ({dec.dead_reason})")
-    lines.append(f"Take point (opponent): {_pct(dec.take_point_live)} live cube, "
-                 f"{_pct(dec.take_point_dead)} dead cube; cash point {_pct(dec.cash_point_live)} live, "
-                 f"{_pct(dec.cash_point_dead)} dead")
-    gp, gp2 = dec.gammon_price, dec.gammon_price_after_double
-    lines.append(f"Gammon price: me {gp['me']:.3f}, opponent {gp['opp']:.3f}; after a double: "
-                 f"me {gp2['me']:.3f}, opponent {gp2['opp']:.3f}")
-    return "\n".join(lines)
-
-
 @main.command("cube")
 @click.argument("position", type=PositionParam(), required=False)
 @click.option("--probs", default=None, metavar="W,WG,WB,LG,LB",
@@ -194,4 +145,4 @@ def cube_command(position, probs, score, length, crawford, money, jacoby, beaver
             doc["position_id"] = position.position_id()
         emit_json(doc)
     else:
-        click.echo(_format(dec, source))
+        click.echo(dec.describe(source))

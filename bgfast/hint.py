@@ -1,0 +1,211 @@
+"""The engine's advice for one position, in the manner of gnubg's ``hint``.
+
+With a roll, :func:`hint` ranks every legal play, best first, each with its
+equity, its loss against the best and its five probabilities.  Without a
+roll it gives the cube decision of the player on roll at the position's cube
+and score: no double, double/take and double/pass with the proper action.
+
+A position is given as a Position ID, a ``POSITIONID:MATCHID`` gnubg ID, a
+Position ID followed by a Match ID, or an XGID, optionally followed by the
+roll (the forms of ``bgfast analyze``).  The Match ID or XGID gives the
+cube, the score and the dice; a roll given here replaces theirs.
+
+Equities of plays are cubeless, for the player making the play.  Bear-offs
+use the exact two-sided table where it covers the position.  The default
+search is 2-ply (the net, with move filtering: well under 0.1 s a position
+here); ``ply=0`` and ``ply=1`` are faster.  ``rollout`` verifies the
+answer: the leading plays, or the position itself for a cube decision, are
+rolled out with common dice by the net.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .analyze import AnalysisSettings, Context, _probabilities, decide_cube, parse_record
+from .errors import BgfastError, InvalidDiceError
+from .evaluate import PROB_NAMES, rank_plays
+from .position import Position, PositionClass
+
+__all__ = ["Hint", "HintPlay", "hint", "DEFAULT_PLY"]
+
+#: the search depth of a hint unless one is asked for
+DEFAULT_PLY = 2
+
+
+@dataclass(frozen=True)
+class HintPlay:
+    """One ranked play: its notation, cubeless equity and probabilities for
+    the player making it, its loss against the best, the plies it was
+    searched at, and (after a rollout) the rollout's equity and its
+    standard error."""
+
+    rank: int
+    play: str
+    equity: float
+    loss: float
+    probs: tuple
+    ply: int
+    rollout_equity: float | None = None
+    rollout_stderr: float | None = None
+
+    def to_dict(self) -> dict:
+        doc = {"rank": self.rank, "play": self.play, "equity": self.equity, "loss": self.loss,
+               **dict(zip(PROB_NAMES, self.probs)), "ply": self.ply}
+        if self.rollout_equity is not None:
+            doc["rollout_equity"] = self.rollout_equity
+            doc["rollout_stderr"] = self.rollout_stderr
+        return doc
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The answer of :func:`hint`: ``plays`` (with a roll) or ``cube`` (a
+    :class:`bgfast.cube.CubeDecision`, without one)."""
+
+    position: Position
+    context: Context
+    dice: tuple | None
+    ply: int
+    evaluator: str
+    plays: tuple | None = None
+    cube: object = None
+    source: str = ""
+    rollout: dict | None = None
+
+    def to_dict(self) -> dict:
+        doc = {"position_id": self.position.position_id(), "context": self.context.describe(),
+               "dice": list(self.dice) if self.dice else None, "evaluator": self.evaluator,
+               "ply": self.ply, "source": self.source}
+        if self.plays is not None:
+            doc["equity"] = "cubeless"
+            doc["plays"] = [p.to_dict() for p in self.plays]
+        if self.cube is not None:
+            doc["cube"] = self.cube.to_dict()
+        if self.rollout is not None:
+            doc["rollout"] = self.rollout
+        return doc
+
+    def __str__(self) -> str:
+        head = (f"{self.position.position_id()}  {self.context.describe()}"
+                + (f"  roll {self.dice[0]}-{self.dice[1]}" if self.dice else ""))
+        lines = [head]
+        if self.plays is not None:
+            if not self.plays:
+                lines.append("no legal play: the roll cannot be played")
+                return "\n".join(lines)
+            lines.append(f"{self.evaluator}, {self.ply}-ply, cubeless equity for the player on roll")
+            ro = self.plays[0].rollout_equity is not None
+            lines.append("  #  play                      equity     loss    win  gammon     bg   lose  gammon     bg"
+                         + ("   rollout (se)" if ro else ""))
+            for p in self.plays:
+                w, wg, wb, lg, lb = p.probs
+                loss = "" if p.rank == 1 else f"{-p.loss:+.4f}"
+                row = (f"{p.rank:3d}  {p.play:<24} {p.equity:+.4f}  {loss:>7}  {100 * w:5.1f}  "
+                       f"{100 * wg:6.1f}  {100 * wb:5.1f}  {100 * (1 - w):5.1f}  {100 * lg:6.1f}  "
+                       f"{100 * lb:5.1f}")
+                if p.rollout_equity is not None:
+                    row += f"   {p.rollout_equity:+.4f} ({p.rollout_stderr:.4f})"
+                lines.append(row)
+            if ro:
+                lines.append(f"rollout: {self.rollout['trials']} trials each, common dice, seed "
+                             f"{self.rollout['seed']}, {self.rollout['policy']} playing")
+            return "\n".join(lines)
+        lines.append(self.cube.describe(self.source if self.rollout else f"{self.source}, {self.ply}-ply"))
+        return "\n".join(lines)
+
+
+def _record(position, dice, context):
+    """(position, dice, context) from the forms :func:`hint` takes."""
+    if isinstance(position, str):
+        rec = parse_record(position)
+        pos, ctx, rec_dice = rec.position, rec.context, rec.dice
+    else:
+        pos = position if isinstance(position, Position) else Position(np.asarray(position))
+        ctx, rec_dice = Context(), None
+    if context is not None:
+        ctx = context
+    if dice is not None:
+        if len(dice) != 2 or not all(1 <= int(d) <= 6 for d in dice):
+            raise InvalidDiceError(f"a roll is two dice of 1..6, not {tuple(dice)!r}")
+        rec_dice = (int(dice[0]), int(dice[1]))
+    return pos, rec_dice, ctx
+
+
+def hint(position, dice=None, *, context: Context | None = None, ply: int = DEFAULT_PLY,
+         evaluator: str = "net", top: int | None = None, rollout: int = 0,
+         rollout_plays: int = 4, seed: int = 0) -> Hint:
+    """The ranked plays for ``dice``, or the cube decision without a roll.
+
+    ``position``: a :class:`Position`, a board, or text in any form of
+    ``bgfast analyze`` (Position ID, gnubg ID, XGID, with or without a
+    Match ID and roll); ``context`` overrides the cube and score the text
+    gives.  ``top`` keeps the best plays only.  ``rollout`` > 0 rolls out
+    the best ``rollout_plays`` plays (or the position, for a cube decision)
+    with that many trials each, common dice and ``seed``, the net playing
+    and judging luck; the plays are then listed in the rollout's order."""
+    if ply not in (0, 1, 2):
+        raise BgfastError(f"ply must be 0, 1 or 2, not {ply}")
+    if rollout < 0 or rollout > 10_000_000:
+        raise BgfastError(f"rollout trials must be 0 .. 10,000,000, not {rollout}")
+    pos, dice, ctx = _record(position, dice, context)
+    if pos.classify() == PositionClass.OVER:
+        raise BgfastError("the game is over in this position: there is nothing to hint")
+    if dice is not None:
+        return _play_hint(pos, dice, ctx, ply, evaluator, top, rollout, rollout_plays, seed)
+    return _cube_hint(pos, ctx, ply, evaluator, rollout, seed)
+
+
+def _rollout_settings(trials: int, seed: int):
+    from .rollout import RolloutSettings
+
+    return RolloutSettings(trials=trials, seed=seed, policy="net", evaluator="net")
+
+
+def _play_hint(pos, dice, ctx, ply, evaluator, top, trials, n_rollout, seed) -> Hint:
+    ranked = rank_plays(pos, dice[0], dice[1], plies=ply, evaluator=evaluator)
+    if top is not None:
+        ranked = ranked[:max(1, top)]
+    best = ranked[0].equity if ranked else 0.0
+    plays = [HintPlay(i, r.play.notation, float(r.equity), float(best - r.equity),
+                      tuple(float(v) for v in r.probs), int(r.plies))
+             for i, r in enumerate(ranked, 1)]
+    rollout = None
+    if trials and plays:
+        from .rollout import rollout as _rollout
+
+        s = _rollout_settings(trials, seed)
+        cands = ranked[:max(1, n_rollout)]
+        res = _rollout([r.play.position for r in cands], s)
+        # each result is for the opponent, now on roll: the mover's equity is its negation
+        ro = {k: (-r.equity, r.stderr["equity"]) for k, r in enumerate(res)}
+        rolled = sorted(range(len(cands)), key=lambda k: -ro[k][0])
+        top_eq = ro[rolled[0]][0]
+        out = []
+        for rank, k in enumerate(rolled, 1):
+            p = plays[k]
+            out.append(HintPlay(rank, p.play, p.equity, float(top_eq - ro[k][0]), p.probs, p.ply,
+                                float(ro[k][0]), float(ro[k][1])))
+        plays = out + [HintPlay(len(out) + i, p.play, p.equity, p.loss, p.probs, p.ply)
+                       for i, p in enumerate(plays[len(cands):], 1)]
+        rollout = {"trials": trials, "seed": seed, "policy": s.policy, "evaluator": s.evaluator,
+                   "plays": len(cands)}
+    return Hint(pos, ctx, dice, ply, evaluator, plays=tuple(plays), source=evaluator,
+                rollout=rollout)
+
+
+def _cube_hint(pos, ctx, ply, evaluator, trials, seed) -> Hint:
+    probs, source, exact = _probabilities([pos], AnalysisSettings(ply=ply, evaluator=evaluator))[0]
+    rollout = None
+    if trials:
+        from .rollout import rollout as _rollout
+
+        s = _rollout_settings(trials, seed)
+        r = _rollout(pos, s)
+        probs = np.asarray(r.probs, dtype=float)
+        source = f"rollout of {r.games} trials"
+        exact = None
+        rollout = r.to_dict()
+    dec = decide_cube(pos, ctx, probs, exact)
+    return Hint(pos, ctx, None, ply, evaluator, cube=dec, source=source, rollout=rollout)
