@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Private kernel: every legal play for a roll, de-duplicated by result.
 
-See ``bgfast.movegen`` for the public API and shared/RULES.md for the rules.
+See ``bgfast.movegen`` for the public API and docs/rules.md for the rules.
 The generator is a depth-first search over the dice with in-place make/undo
 moves on a 50-byte board.  Doubles play their four moves with non-increasing
 source points (any play can be so ordered), so few duplicate paths arise.

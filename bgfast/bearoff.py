@@ -30,7 +30,7 @@ Probabilities are the project's five values for the player on roll: win,
 win gammon, win backgammon, lose gammon, lose backgammon (cumulative, win
 includes gammons); there are no backgammons in a bear-off.
 
-File format (little-endian), see :data:`HEADER` and the README::
+File format (little-endian), see :data:`HEADER` and docs/formats.md::
 
     0   8s  magic  b"BGFBOFF\\0"
     8   u16 format version (1)

@@ -1,6 +1,6 @@
 """The game and match engine: opening roll, turns, the cube, scoring, matches.
 
-Everything in shared/RULES.md beyond a single move lives here:
+Everything in the rules (docs/rules.md) beyond a single move lives here:
 
 * :class:`Rules` -- the options (cube on/off and its cap, Crawford, and the
   money-only options Jacoby, beaver, raccoon, automatic doubles, and the

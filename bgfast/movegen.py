@@ -1,6 +1,6 @@
 """Legal plays, in bulk and one position at a time, and shot counting.
 
-The rules (shared/RULES.md) are implemented once, in the Cython kernel
+The rules (docs/rules.md) are implemented once, in the Cython kernel
 ``bgfast._movegen``: bar first, blocked points, hits, doubles played up to
 four times, the use-both-dice / use-the-higher-die rule, partial entry from
 the bar and every bear-off rule.  Plays are de-duplicated by resulting

@@ -1,5 +1,5 @@
 """A slow, obviously-correct move generator, written straight from
-shared/RULES.md, to check the Cython kernel against.
+docs/rules.md, to check the Cython kernel against.
 
 Boards are lists ``[opp, me]`` of 25 counts in gnubg's layout (me on roll).
 Returns the set of resulting boards as tuples, NOT swapped (me still row 1).

@@ -33,7 +33,7 @@ def boards():
 
 
 def _reference_score(board, weights):
-    """pubeval written from the README, in plain Python (row 0 = us)."""
+    """pubeval written from bgfast/data/pubeval/README.md, in plain Python (row 0 = us)."""
     contact = classify_boards(board[None])[0] == PositionClass.CONTACT
     w = weights["contact" if contact else "race"]
     x = np.zeros(122)

@@ -1,4 +1,4 @@
-"""The game and match engine: every scoring and cube rule of shared/RULES.md."""
+"""The game and match engine: every scoring and cube rule of docs/rules.md."""
 import json
 from dataclasses import replace
 
