@@ -24,12 +24,14 @@ DICE = DiceParam()
 @click.option("--policy", type=click.Choice(["pubeval", "evaluator", "beginner", "easy", "medium",
                                             "hard", "expert", "net", "net0", "net1", "net2"],
                                            case_sensitive=False),
-              default="pubeval", show_default=True,
-              help="Who plays: pubeval, the best equity by --evaluator, or a computer level "
-                   "(net = the net at 0-ply).")
-@click.option("--evaluator", "-e", default="composite", show_default=True,
-              help="Evaluator for luck, truncation and the evaluator policy: composite, "
-                   "pubeval, net or a registered kernel evaluator.")
+              default="net", show_default=True,
+              help="Who plays: a computer level (net = the net at 0-ply; hard and expert "
+                   "search 1 and 2 plies), pubeval (about 10x faster, much weaker) or the "
+                   "best equity by --evaluator.")
+@click.option("--evaluator", "-e", default="net", show_default=True,
+              help="Evaluator for luck, truncation and the evaluator policy: net (with "
+                   "the bear-off tables), composite (tables + pubeval, faster, weaker), "
+                   "pubeval or a registered kernel evaluator.")
 @click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop once the equity's standard error is at most this.")
 @click.option("--dice", "-d", type=DICE, default=None,
