@@ -106,7 +106,8 @@ def test_cube_off_and_quit(tmp_path):
     assert "cube off" in res.stderr and "Game abandoned." in res.stderr
     data = json.loads(res.stdout.strip().splitlines()[-1])
     assert data["abandoned"] and not data["over"]
-    assert "You cannot double now." in res.stderr and "[d]ouble" not in res.stderr
+    assert "You cannot double now: the cube is switched off." in res.stderr
+    assert "[d]ouble" not in res.stderr
 
 
 def test_resign_in_terminal():
