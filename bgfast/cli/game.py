@@ -34,11 +34,28 @@ def roll_help(can_double: bool, can_raccoon: bool = False) -> str:
 HELP_MOVE = """Type moves in gnubg notation, all at once or a checker at a time:
   24/18 13/11   bar/22*   6/off   13/7(2)   8/5*/3
   u, undo                   take back the last checker move of this turn
-  hint                      the checkers that can move, and a suggested play
+  hint                      the checkers that can move, and the best plays ranked
   auto                      play the suggested play
   resign [single|gammon|backgammon]
   board, help, quit"""
 
+
+
+def ranked_plays_text(g: Game, top: int = 5) -> str:
+    """The best ``top`` plays of the roll to play in ``g``, ranked by
+    :func:`bgfast.hint.hint` at its default depth, with their equities and
+    losses against the best."""
+    from ..analyze import game_context
+    from ..hint import hint
+
+    h = hint(g.position(), g.dice, context=game_context(g, g.turn), top=top)
+    if not h.plays:
+        return "No legal play: the roll cannot be played."
+    lines = [f"Best plays ({h.evaluator}, {h.ply}-ply, cubeless equity):"]
+    for p in h.plays:
+        loss = "" if p.rank == 1 else f"  ({-p.loss:+.3f})"
+        lines.append(f"  {p.rank}. {p.play:<24} {p.equity:+.3f}{loss}")
+    return "\n".join(lines)
 
 class _Quit(Exception):
     pass
@@ -267,8 +284,7 @@ class TerminalGame:
                 moves = ", ".join(f"{'bar' if a == 25 else a}/{'off' if t == 0 else t}"
                                   for a, t, _d in opts)
                 self.say(f"Checkers that can move: {moves}")
-                best = self.adviser.choose_play(g, g.legal_plays())
-                self.say(f"Suggested play for the whole roll: {best.notation}")
+                self.say(ranked_plays_text(g))
                 continue
             if low == "auto":
                 g.play(self.adviser.choose_play(g, g.legal_plays()))
