@@ -11,7 +11,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_open", "atomic_write"]
+__all__ = ["atomic_open", "atomic_write", "check_writable"]
 
 
 @contextmanager
@@ -52,3 +52,30 @@ def atomic_write(path, data) -> None:
         else:
             for chunk in data:
                 f.write(chunk)
+
+
+def check_writable(path) -> None:
+    """Refuse, before any work, an output ``path`` that :func:`atomic_open`
+    could not write: raises :class:`bgfast.errors.BgfastError` with one line
+    saying why (no name, a directory, a missing directory, no permission).
+
+    It creates and removes a temporary file beside ``path`` (which is what
+    the atomic write will do), so the answer is the file system's own.
+    """
+    from .errors import BgfastError
+
+    text = os.fspath(path)
+    if not text:
+        raise BgfastError("no output file name given")
+    p = Path(text)
+    if p.is_dir():
+        raise BgfastError(f"cannot write {text}: it is a directory")
+    parent = p.parent
+    if not parent.is_dir():
+        raise BgfastError(f"cannot write {text}: the directory {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise BgfastError(f"cannot write {text}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)

@@ -40,7 +40,7 @@ import numpy as np
 
 from ._workers import ordered_map
 from .errors import BgfastError, InvalidRecordError
-from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_gnubg_id
+from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
 
 __all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
@@ -65,7 +65,9 @@ class Context:
     beavers: bool = False
 
     @classmethod
-    def from_match_state(cls, state: MatchState) -> "Context":
+    def from_match_state(cls, state: MatchState, xgid: XGID | None = None) -> "Context":
+        """The context of ``state`` for its player on roll; ``xgid`` (the XGID
+        ``state`` came from) adds the money beaver rule a Match ID lacks."""
         me = state.player_on_roll
         if state.cube_owner == CubeOwner.CENTRED:
             owner = "centre"
@@ -73,7 +75,8 @@ class Context:
             owner = "me" if int(state.cube_owner) == me else "opp"
         return cls(cube=state.cube_value, owner=owner, length=state.match_length,
                    score_me=state.score[me], score_opp=state.score[1 - me],
-                   crawford=state.crawford, jacoby=state.jacoby and state.match_length == 0)
+                   crawford=state.crawford, jacoby=state.jacoby and state.match_length == 0,
+                   beavers=bool(xgid is not None and xgid.match_length == 0 and xgid.rules & 2))
 
     @property
     def is_money(self) -> bool:
@@ -114,18 +117,9 @@ def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
     head, rest = tokens[0], tokens[1:]
     dice = None
     context = Context()
-    if head.upper().startswith("XGID=") or head.count(":") >= 9:
-        xg = XGID.parse(head)
-        if xg.dice in ("B", "R"):
-            raise InvalidRecordError("an XGID with a pending beaver or raccoon cannot be analysed")
-        pos = xg.position
-        ms = xg.to_match_state()
-        dice = ms.dice
-        context = dataclasses.replace(Context.from_match_state(ms),
-                                      beavers=bool(xg.match_length == 0 and xg.rules & 2))
-    elif ":" in head:
-        pos, ms = parse_gnubg_id(head)
-        context = Context.from_match_state(ms)
+    if ":" in head or head.upper().startswith("XGID="):
+        pos, ms, xg = parse_position_text(head)
+        context = Context.from_match_state(ms, xg)
         dice = ms.dice
     else:
         pos = known.get(head) if known else None

@@ -5,7 +5,7 @@ probabilities ``(win, win gammon, win backgammon, lose gammon, lose
 backgammon)`` (win includes gammons) and the cubeless equity
 ``2 win - 1 + wg - lg + wbg - lbg``.  One interface, single and batch forms::
 
-    ev = bgfast.evaluate.get_evaluator("composite")
+    ev = bgfast.evaluate.get_evaluator("net")
     probs = ev.evaluate_batch(boards)          # float64[N, 5]
     e = ev.evaluate(Position.initial())        # Evaluation(probs, equity)
 
@@ -21,8 +21,10 @@ Evaluators:
   features (pips, checkers off, on the bar) fitted on seeded pubeval
   self-play (``calibration.json``, see :func:`fit_pubeval_calibration`).
 * ``composite`` -- picks per position: finished -> exact result, bear-off ->
-  exact or race table, otherwise pubeval (the neural net will take this slot:
-  :func:`register_evaluator`).
+  exact or race table, otherwise calibrated pubeval;
+* ``net`` -- bgfast's own neural net (``bgfast.net``) with the same exact
+  bear-off tables: the strongest evaluator, and the default of every
+  function here that takes one.  :func:`register_evaluator` adds others.
 
 The composite evaluator and the pubeval move choice also exist in C
 (``bgfast._evaluate``) for the rollout engine.
@@ -342,7 +344,7 @@ _REGISTRY["net"] = _net_evaluator
 
 
 def register_evaluator(name: str, factory: Callable[[], Evaluator]) -> None:
-    """Add an evaluator (the slot for the neural net): ``factory()`` -> Evaluator."""
+    """Add an evaluator by name: ``factory()`` -> Evaluator."""
     _REGISTRY[name] = factory
 
 
@@ -350,7 +352,7 @@ def evaluator_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_evaluator(name="composite") -> Evaluator:
+def get_evaluator(name="net") -> Evaluator:
     if isinstance(name, Evaluator):
         return name
     try:
@@ -363,7 +365,7 @@ def get_evaluator(name="composite") -> Evaluator:
 
 # ---------------------------------------------------------------- n-ply
 
-def evaluate_ply(boards, plies: int = 0, evaluator="composite") -> np.ndarray:
+def evaluate_ply(boards, plies: int = 0, evaluator="net") -> np.ndarray:
     """Probabilities for the player on roll at ``plies`` plies: 0 = static;
     n > 0 = the average over the 21 rolls of the on-roll side's 0-ply play,
     evaluated at n - 1 plies (gnubg's scheme)."""
@@ -437,7 +439,7 @@ class RankedBatch:
         return out
 
 
-def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="composite", keep: int = 8,
+def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int = 8,
                      window: float = 0.16) -> RankedBatch:
     """:func:`rank_plays` for many (board, dice) pairs at once: one move
     generation, one evaluation of every play and one deeper search of the
@@ -479,7 +481,7 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="composite", kee
     return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order)
 
 
-def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="composite",
+def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
                keep: int = 8, window: float = 0.16) -> list[RankedPlay]:
     """The legal plays of ``position`` for d1-d2, best first, with their
     values for the mover.  Above 0 plies, move filtering: every play is
@@ -495,7 +497,7 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="composi
     return batch.ranked(0, pos)
 
 
-def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="composite"):
+def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="net"):
     """The chosen play (a :class:`bgfast.movegen.Play`), or None if the roll cannot be played."""
     ranked = rank_plays(position, d1, d2, plies=plies, evaluator=evaluator)
     return ranked[0].play if ranked else None

@@ -9,6 +9,8 @@ decoders were checked against gnubg (``gnubg -t``, its ``set matchid``,
 * :class:`MatchState` -- every field of gnubg's 12-character Match ID
   (:meth:`MatchState.from_match_id`, :meth:`MatchState.match_id`);
   :func:`parse_gnubg_id` / :func:`format_gnubg_id` for ``PositionID:MatchID``.
+* :func:`parse_position_text` -- any of the position forms (Position ID,
+  XGID, ``PositionID:MatchID``) with its cube, score and dice.
 * :class:`XGID` -- eXtreme Gammon's position + match string
   (:meth:`XGID.parse`, :meth:`XGID.format`, :attr:`XGID.position`,
   :meth:`XGID.from_position`, :meth:`XGID.to_match_state`,
@@ -47,6 +49,7 @@ __all__ = [
     "parse_gnubg_id",
     "format_gnubg_id",
     "XGID",
+    "parse_position_text",
     "format_play",
     "format_plays",
     "parse_play",
@@ -666,6 +669,31 @@ class XGID:
             match_length=state.match_length,
             max_cube=max_cube,
         )
+
+
+def parse_position_text(text: str) -> tuple[Position, MatchState | None, XGID | None]:
+    """Any position form bgfast reads -> ``(position, state, xgid)``.
+
+    The forms: a Position ID (``state`` and ``xgid`` None: no context), an
+    XGID (``XGID=...``, or any text with 10 ``:``-separated fields) and
+    gnubg's ``PositionID:MatchID``.  ``position`` is seen from the player on
+    roll and ``state`` holds the cube, score and dice; ``xgid`` is the
+    parsed XGID (for the fields a Match ID lacks: the money beaver bit and
+    the cube limit).  An XGID with a pending beaver or raccoon is refused
+    (:class:`InvalidIdError`): a Match ID cannot hold it.
+    """
+    if not isinstance(text, str):
+        raise InvalidIdError(f"a position must be given as a string, not {type(text).__name__}")
+    head = text.strip()
+    if head.upper().startswith("XGID=") or head.count(":") >= 9:
+        xg = XGID.parse(head)
+        if xg.dice in ("B", "R"):
+            raise InvalidIdError("an XGID with a pending beaver or raccoon cannot be used here")
+        return xg.position, xg.to_match_state(), xg
+    if ":" in head:
+        pos, state = parse_gnubg_id(head)
+        return pos, state, None
+    return Position.from_position_id(head), None, None
 
 
 # ---------------------------------------------------------------------------

@@ -14,6 +14,13 @@ Everything in the rules (docs/rules.md) beyond a single move lives here:
   or :class:`bgfast.errors.InvalidMoveError` for an illegal play.
 * :class:`Match` -- a match to N points (Crawford and post-Crawford games)
   or, with ``length=0``, a money session with a running score.
+* :func:`check_name` -- the one check of a player's name (no control
+  characters), used by :class:`Match` and so by every importer.
+
+:meth:`Game.can_double` is the rules' permission; ``can_double(live=True)``
+also leaves out a dead cube (:meth:`Game.cube_dead`), which is what a
+player is offered.  ``from_dict`` refuses (:class:`InvalidRecordError`)
+any record ``to_dict`` could not have written.
 
 Players are numbered 0 and 1 as in gnubg.  Each game records every action
 (:class:`Action`), which is what ``.mat`` export and :meth:`Match.to_dict`
@@ -23,6 +30,8 @@ a seeded ``numpy.random.Generator``: the same seed gives the same game.
 from __future__ import annotations
 
 import enum
+import reprlib
+import unicodedata
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -36,7 +45,73 @@ from .position import INITIAL_BOARD, Position
 __all__ = [
     "IllegalActionError", "ResultKind", "Phase", "Rules", "Action", "GameResult",
     "Game", "Match", "money_session", "result_kind", "max_result", "PartialPlay",
+    "check_name", "MAX_NAME_LENGTH", "MAX_MATCH_LENGTH",
 ]
+
+#: The longest match a :class:`Match` (or :class:`Game`) takes: what a gnubg
+#: Match ID can hold (15 bits).
+MAX_MATCH_LENGTH = (1 << 15) - 1
+
+#: The longest player name :func:`check_name` accepts.
+MAX_NAME_LENGTH = 64
+
+# Unicode categories a name may not contain: control, format (bidi
+# overrides, zero-width characters), surrogate, private-use and unassigned
+# characters, and the line and paragraph separators.
+_BAD_NAME_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 60
+_short.maxlist = _short.maxtuple = _short.maxdict = 6
+_short.maxlevel = 3
+
+
+def _quote(value) -> str:
+    """A short ``repr`` of record data for an error message (bounded in
+    length and depth, whatever the data)."""
+    return _short.repr(value)
+
+
+def check_name(name) -> str:
+    """Return ``name`` if it can be a player's name, else raise
+    :class:`bgfast.errors.BgfastError` saying why.
+
+    A name is a string of 1 to :data:`MAX_NAME_LENGTH` characters, not only
+    spaces, without leading or trailing spaces, and without control or
+    formatting characters (newlines, ESC, bidi overrides, ...), which would
+    reach the terminal raw when the name is printed.  Every way a name comes
+    in (``Match``, saved games, ``bgfast play --names``) goes through this
+    check.
+    """
+    if not isinstance(name, str):
+        raise BgfastError(f"a player's name must be a string, not {_quote(name)}")
+    if not name.strip():
+        raise BgfastError("a player's name cannot be empty")
+    if len(name) > MAX_NAME_LENGTH:
+        raise BgfastError(f"a player's name has at most {MAX_NAME_LENGTH} characters, "
+                          f"not {len(name)}: {_quote(name)}")
+    if name != name.strip():
+        raise BgfastError(f"a player's name cannot start or end with spaces: {_quote(name)}")
+    for ch in name:
+        if unicodedata.category(ch) in _BAD_NAME_CATEGORIES:
+            raise BgfastError(f"a player's name cannot contain the control character "
+                              f"U+{ord(ch):04X}: {_quote(name)}")
+    return name
+
+
+def _check_names(names) -> tuple[str, str]:
+    if isinstance(names, (str, bytes)) or not isinstance(names, (tuple, list)) or len(names) != 2:
+        raise BgfastError(f"a match has two player names, not {_quote(names)}")
+    return check_name(names[0]), check_name(names[1])
+
+
+def _check_length(length, what: str = "match length") -> int:
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) \
+            or not 0 <= length <= MAX_MATCH_LENGTH:
+        raise BgfastError(f"{what} must be an integer from 0 (money) to {MAX_MATCH_LENGTH}, "
+                          f"not {_quote(length)}")
+    return int(length)
+
 
 
 class ResultKind(enum.IntEnum):
@@ -194,21 +269,42 @@ class Action:
 
     @classmethod
     def from_list(cls, data) -> "Action":
+        """The action :meth:`to_list` wrote; anything else (other shapes,
+        types or values) raises :class:`InvalidRecordError`."""
         if not isinstance(data, (list, tuple)) or len(data) not in (2, 3) \
-                or data[0] not in _ACTIONS or data[1] not in (-1, 0, 1):
-            raise InvalidRecordError(f"not an action: {data!r}")
+                or not isinstance(data[0], str) or data[0] not in _ACTIONS \
+                or not _is_int(data[1]) or data[1] not in (-1, 0, 1):
+            raise InvalidRecordError(f"not an action: {_quote(data)}")
         kind, player = data[0], int(data[1])
         extra = data[2] if len(data) == 3 else None
-        try:
-            if kind in ("opening", "roll"):
-                return cls(kind, player, dice=(int(extra[0]), int(extra[1])))
-            if kind == "move":
-                return cls(kind, player, moves=tuple((int(a), int(b)) for a, b in extra))
-            if kind in ("double", "beaver", "raccoon", "resign"):
-                return cls(kind, player, value=int(extra))
-        except (TypeError, ValueError, IndexError):
-            raise InvalidRecordError(f"action {data!r} has a malformed argument") from None
+        bad = InvalidRecordError(f"action {_quote(data)} has a malformed argument")
+        if (kind == "opening") != (player == -1):
+            raise InvalidRecordError(f"not an action: {_quote(data)}")
+        if kind in ("opening", "roll"):
+            if not _int_list(extra, 2):
+                raise bad
+            return cls(kind, player, dice=(int(extra[0]), int(extra[1])))
+        if kind == "move":
+            if not isinstance(extra, (list, tuple)) or len(extra) > 4 \
+                    or not all(_int_list(m, 2) for m in extra):
+                raise bad
+            return cls(kind, player, moves=tuple((int(a), int(b)) for a, b in extra))
+        if kind in ("double", "beaver", "raccoon", "resign"):
+            if not _is_int(extra):
+                raise bad
+            return cls(kind, player, value=int(extra))
+        if extra is not None:
+            raise bad
         return cls(kind, player)
+
+
+def _is_int(v) -> bool:
+    """A plain integer (not a bool, a float or a string)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _int_list(v, n: int) -> bool:
+    return isinstance(v, (list, tuple)) and len(v) == n and all(_is_int(x) for x in v)
 
 
 @dataclass(frozen=True)
@@ -253,27 +349,37 @@ class Game:
                  cube_value: int = 1, cube_owner: int | None = None,
                  post_crawford: bool = False):
         self.rules = rules if rules is not None else Rules()
-        if isinstance(match_length, bool) or not isinstance(match_length, (int, np.integer)) \
-                or match_length < 0:
-            raise BgfastError(f"match_length must be a non-negative integer, not {match_length!r}")
-        self.rules.check_for_match(match_length)
-        self.match_length = int(match_length)
+        if not isinstance(self.rules, Rules):
+            raise BgfastError(f"rules must be a Rules, not {_quote(rules)}")
+        self.match_length = _check_length(match_length, "match_length")
+        self.rules.check_for_match(self.match_length)
+        if not _int_list(score, 2):
+            raise BgfastError(f"score must be a pair of integers, not {_quote(score)}")
         self.score = (int(score[0]), int(score[1]))
         if min(self.score) < 0 or (self.match_length and max(self.score) >= self.match_length):
             raise BgfastError(f"score {self.score} is impossible before a game of a "
                               f"{self.match_length}-point match")
-        if crawford and not self.match_length:
-            raise BgfastError("a money game cannot be a Crawford game")
+        if (crawford or post_crawford) and not self.match_length:
+            raise BgfastError("a money game cannot be a Crawford or post-Crawford game")
         self.crawford = bool(crawford)
         self.post_crawford = bool(post_crawford) and not self.crawford
+        for flag, what in ((self.crawford, "the Crawford game"),
+                           (self.post_crawford, "a post-Crawford game")):
+            if flag and max(self.score) != self.match_length - 1:
+                raise BgfastError(f"{what} needs a side at {self.match_length - 1} "
+                                  f"(one point from winning), not the score {self.score}")
         self.rng = _rng(seed, rng)
         self.actions: list[Action] = []
         self.result: GameResult | None = None
         self.dice: tuple | None = None
-        if cube_value < 1 or cube_value & (cube_value - 1):
-            raise BgfastError(f"cube_value must be a power of two, not {cube_value}")
-        if cube_owner not in (None, 0, 1):
-            raise BgfastError(f"cube_owner must be None (centred), 0 or 1, not {cube_owner!r}")
+        if not _is_int(cube_value) or not 1 <= cube_value <= 1 << 15 \
+                or cube_value & (cube_value - 1):
+            raise BgfastError(f"cube_value must be a power of two from 1 to 32768, "
+                              f"not {_quote(cube_value)}")
+        if cube_owner is not None and not (_is_int(cube_owner) and cube_owner in (0, 1)):
+            raise BgfastError(f"cube_owner must be None (centred), 0 or 1, not {_quote(cube_owner)}")
+        if not (_is_int(on_roll) and on_roll in (0, 1)):
+            raise BgfastError(f"on_roll must be 0 or 1, not {_quote(on_roll)}")
         if self.crawford and (cube_value != 1 or cube_owner is not None):
             raise BgfastError("the cube stays centred at 1 in the Crawford game")
         self.cube_value = int(cube_value)
@@ -293,8 +399,6 @@ class Game:
             self.phase = Phase.OPENING
         else:
             pos = position if isinstance(position, Position) else Position(position)
-            if on_roll not in (0, 1):
-                raise BgfastError(f"on_roll must be 0 or 1, not {on_roll!r}")
             self.turn = on_roll
             self._start["position"] = pos.position_id()
             self._rows = [None, None]
@@ -326,6 +430,12 @@ class Game:
         return self.turn
 
     @property
+    def turn_phase(self) -> Phase:
+        """The phase of the turn: :attr:`phase`, or, while a resignation
+        awaits an answer, the phase it was offered in (ROLL, MOVE or BEAVERED)."""
+        return self._phase_before_resign if self.phase == Phase.RESIGNED else self.phase
+
+    @property
     def resignation_offer(self) -> tuple[int, ResultKind] | None:
         """(player, kind) of a pending resignation, else None."""
         return self._resign_offer if self.phase == Phase.RESIGNED else None
@@ -349,10 +459,43 @@ class Game:
                 and (self.cube_owner is None or self.cube_owner == player)
                 and self.rules.allows(self.cube_value * 2))
 
-    def can_double(self) -> bool:
-        """May the player on roll double now?"""
-        return (self.phase == Phase.ROLL and not self._first_turn
-                and self.cube_available(self.turn))
+    def cube_dead(self, player: int) -> bool:
+        """True when the cube can gain ``player`` nothing: in a match, a win at
+        the current cube value already wins ``player`` the match (a 1-point
+        match, the post-Crawford leader, 2-away with the cube at 2, ...).
+        This is the dead cube of :func:`bgfast.cube.cube_decision`
+        (``cube >= away``).  Doubling stays legal (records may hold such a
+        double), but :meth:`can_double` with ``live=True`` excludes it."""
+        return bool(self.match_length) and \
+            self.score[player] + self.cube_value >= self.match_length
+
+    def why_no_double(self, live: bool = True) -> str | None:
+        """Why the player on roll may not double now (None if they may).
+        With ``live`` a dead cube (:meth:`cube_dead`) is a reason too."""
+        if self.phase == Phase.BEAVERED:
+            return "the double was beavered: raccoon or roll"
+        if self.phase != Phase.ROLL:
+            return f"the game is in phase {self.phase.value}, not before a roll"
+        if self._first_turn:
+            return "not before the first roll of the game"
+        if not self.rules.cube:
+            return "the cube is switched off"
+        if self.crawford:
+            return "this is the Crawford game"
+        if self.cube_owner is not None and self.cube_owner != self.turn:
+            return f"player {self.cube_owner} owns the cube"
+        if not self.rules.allows(self.cube_value * 2):
+            return f"the cube is capped at {self.rules.max_cube}"
+        if live and self.cube_dead(self.turn):
+            return (f"the cube is dead: a win at {self.cube_value} already wins player "
+                    f"{self.turn} the {self.match_length}-point match")
+        return None
+
+    def can_double(self, live: bool = False) -> bool:
+        """May the player on roll double now?  With ``live``, only if the cube
+        is also not dead for them (:meth:`cube_dead`): what a game offers a
+        player to do."""
+        return self.why_no_double(live) is None
 
     def can_beaver(self) -> bool:
         return (self.phase == Phase.DOUBLED and self.is_money and self.rules.beaver
@@ -363,10 +506,17 @@ class Game:
                 and self.rules.allows(self.cube_value * 2))
 
     def legal_plays(self) -> list[Play]:
-        """The legal plays for the rolled dice (phase MOVE)."""
-        if self.phase != Phase.MOVE:
+        """The legal plays for the rolled dice (phase MOVE, or a resignation
+        offered after the roll)."""
+        if self._plays is None:
             raise IllegalActionError(f"no dice to play (phase {self.phase.value})")
         return list(self._plays)
+
+    def resignation_points(self, kind) -> int:
+        """The points a resignation of ``kind`` (1, 2, 3) would score now:
+        kind x cube, or the cube alone while the Jacoby rule holds."""
+        counted = ResultKind.SINGLE if self.jacoby_active else ResultKind(int(kind))
+        return int(counted) * self.cube_value
 
     # -- helpers --------------------------------------------------------------
     def _need(self, phase, player=None, what="that"):
@@ -501,17 +651,8 @@ class Game:
     def double(self) -> int:
         """The player on roll doubles (before rolling).  Returns the offered value."""
         self._need(Phase.ROLL, what="double")
-        if not self.can_double():
-            if self._first_turn:
-                why = "not before the first roll of the game"
-            elif not self.rules.cube:
-                why = "the cube is switched off"
-            elif self.crawford:
-                why = "this is the Crawford game"
-            elif not self.rules.allows(self.cube_value * 2):
-                why = f"the cube is capped at {self.rules.max_cube}"
-            else:
-                why = f"player {self.cube_owner} owns the cube"
+        why = self.why_no_double(live=False)
+        if why is not None:
             raise IllegalActionError(f"player {self.turn} cannot double: {why}")
         self._record(Action("double", self.turn, value=self.cube_value * 2))
         self.phase = Phase.DOUBLED
@@ -619,16 +760,15 @@ class Game:
                 raise IllegalActionError(f"move by player {action.player}, but player "
                                          f"{self.turn} is on roll")
             self.play(action.moves)
-        elif k == "double":
-            self.double()
+        elif k in ("double", "beaver", "raccoon"):
+            value = getattr(self, k)()
+            if action.value is not None and action.value != value:
+                raise InvalidRecordError(f"{k} to {action.value} recorded, but the cube "
+                                         f"goes to {value}")
         elif k == "take":
             self.take()
         elif k == "drop":
             self.drop()
-        elif k == "beaver":
-            self.beaver()
-        elif k == "raccoon":
-            self.raccoon()
         elif k == "resign":
             self.resign(action.value, action.player)
         elif k == "accept":
@@ -650,22 +790,38 @@ class Game:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Game":
-        """Rebuild a game from :meth:`to_dict` by replaying its actions."""
+        """Rebuild a game from :meth:`to_dict` by replaying its actions;
+        a record :meth:`to_dict` could not have written raises
+        :class:`InvalidRecordError`."""
+        _check_keys(data, "game", required=("actions",),
+                    optional=("rules", "match_length", "score", "crawford", "post_crawford",
+                              "start", "rng_state"))
+        start = data.get("start") or {}
+        _check_keys(start, "game start", optional=("position", "on_roll", "cube_value",
+                                                   "cube_owner"))
+        pos = start.get("position")
+        flags = [data.get("crawford", False), data.get("post_crawford", False)]
+        if not all(isinstance(f, bool) for f in flags):
+            raise InvalidRecordError("not a game record: crawford and post_crawford are "
+                                     "true or false")
+        actions = data["actions"]
+        if not isinstance(actions, list):
+            raise InvalidRecordError("not a game record: actions must be a list")
         try:
-            start = data.get("start") or {}
-            pos = start.get("position")
-            g = cls(Rules(**data.get("rules", {})), match_length=data.get("match_length", 0),
-                    score=tuple(data.get("score", (0, 0))), crawford=data.get("crawford", False),
-                    post_crawford=data.get("post_crawford", False),
+            if pos is not None and not isinstance(pos, str):
+                raise InvalidRecordError(f"start position {_quote(pos)} is not a Position ID")
+            g = cls(_rules_from(data.get("rules", {})), match_length=data.get("match_length", 0),
+                    score=data.get("score", (0, 0)), crawford=flags[0], post_crawford=flags[1],
                     position=None if pos is None else Position.from_position_id(pos),
                     on_roll=start.get("on_roll", 0), cube_value=start.get("cube_value", 1),
                     cube_owner=start.get("cube_owner"))
-            actions = data["actions"]
-        except (TypeError, KeyError, AttributeError) as exc:
+        except InvalidRecordError:
+            raise
+        except BgfastError as exc:
             raise InvalidRecordError(f"not a game record: {exc}") from None
         _replay(g, actions, "")
         if "rng_state" in data:
-            g.rng.bit_generator.state = data["rng_state"]
+            _set_rng_state(g.rng, data["rng_state"])
         return g
 
     # -- IDs --------------------------------------------------------------------------
@@ -740,13 +896,13 @@ class Match:
     def __init__(self, length: int = 0, rules: Rules | None = None, *, seed=None,
                  names=("Player 0", "Player 1")):
         self.rules = rules if rules is not None else Rules()
-        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
-            raise BgfastError(f"match length must be a non-negative integer, not {length!r}")
-        self.rules.check_for_match(int(length))
-        self.length = int(length)
+        if not isinstance(self.rules, Rules):
+            raise BgfastError(f"rules must be a Rules, not {_quote(rules)}")
+        self.length = _check_length(length)
+        self.rules.check_for_match(self.length)
+        self.names = _check_names(names)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self.names = (str(names[0]), str(names[1]))
         self.games: list[Game] = []
 
     @property
@@ -820,19 +976,89 @@ class Match:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Match":
-        """Rebuild a match from :meth:`to_dict` by replaying every action."""
+        """Rebuild a match from :meth:`to_dict` by replaying every action.
+
+        Anything :meth:`to_dict` could not have written (other keys, types
+        or values, an illegal action, a dice generator state numpy would
+        not produce) raises :class:`InvalidRecordError`."""
+        _check_keys(data, "match", required=("games",),
+                    optional=("length", "rules", "names", "seed", "rng_state"))
+        seed = data.get("seed")
+        if seed is not None and not (_is_int(seed) and seed >= 0):
+            raise InvalidRecordError(f"not a match record: seed {_quote(seed)} is not a "
+                                     "non-negative integer")
+        games = data["games"]
+        if not isinstance(games, list) or not all(isinstance(g, list) for g in games):
+            raise InvalidRecordError("not a match record: games must be a list of action lists")
         try:
-            rules = Rules(**data.get("rules", {}))
-            m = cls(data.get("length", 0), rules, seed=data.get("seed"),
-                    names=tuple(data.get("names", ("Player 0", "Player 1"))))
-            games = data["games"]
-        except (TypeError, KeyError) as exc:
+            m = cls(data.get("length", 0), _rules_from(data.get("rules", {})), seed=seed,
+                    names=data.get("names", ("Player 0", "Player 1")))
+        except InvalidRecordError:
+            raise
+        except BgfastError as exc:
             raise InvalidRecordError(f"not a match record: {exc}") from None
         for i, actions in enumerate(games):
-            _replay(m.new_game(), actions, f"game {i + 1}, ")
+            try:
+                game = m.new_game()
+            except BgfastError as exc:
+                raise InvalidRecordError(f"game {i + 1}: {exc}") from None
+            _replay(game, actions, f"game {i + 1}, ")
         if "rng_state" in data:
-            m.rng.bit_generator.state = data["rng_state"]
+            _set_rng_state(m.rng, data["rng_state"])
         return m
+
+
+def _check_keys(data, what: str, required=(), optional=()) -> None:
+    """Refuse a record that is not a dict with string keys among
+    ``required`` + ``optional`` (all of ``required`` present)."""
+    if not isinstance(data, dict):
+        raise InvalidRecordError(f"not a {what} record: a JSON object is needed, "
+                                 f"not {type(data).__name__}")
+    extra = [k for k in data if k not in required and k not in optional]
+    if extra:
+        raise InvalidRecordError(f"not a {what} record: unknown field {_quote(extra[0])}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise InvalidRecordError(f"not a {what} record: field {missing[0]!r} is missing")
+
+
+def _rules_from(data) -> Rules:
+    if not isinstance(data, dict):
+        raise InvalidRecordError(f"rules must be a JSON object, not {_quote(data)}")
+    names = {f.name for f in fields(Rules)}
+    for k in data:
+        if k not in names:
+            raise InvalidRecordError(f"unknown rule {_quote(k)}")
+    try:
+        return Rules(**data)
+    except BgfastError as exc:
+        raise InvalidRecordError(str(exc)) from None
+
+
+_U128 = 1 << 128
+
+
+def _set_rng_state(rng: np.random.Generator, state) -> None:
+    """Set ``rng`` (a PCG64 generator) to ``state``, a saved
+    ``bit_generator.state``; refuse (:class:`InvalidRecordError`) a state
+    PCG64 never takes: another generator, numbers out of range, or an even
+    increment (PCG64's increment is always odd; ``inc`` 0 with ``state`` 0
+    would give the same number forever)."""
+    ok = (isinstance(state, dict)
+          and set(state) == {"bit_generator", "state", "has_uint32", "uinteger"}
+          and state["bit_generator"] == "PCG64"
+          and isinstance(state["state"], dict) and set(state["state"]) == {"state", "inc"}
+          and all(_is_int(v) and 0 <= v < _U128 for v in state["state"].values())
+          and state["state"]["inc"] % 2 == 1
+          and _is_int(state["has_uint32"]) and state["has_uint32"] in (0, 1)
+          and _is_int(state["uinteger"]) and 0 <= state["uinteger"] < 1 << 32)
+    if not ok:
+        raise InvalidRecordError(f"rng_state {_quote(state)} is not a state of the "
+                                 "PCG64 dice generator")
+    try:
+        rng.bit_generator.state = state
+    except (TypeError, ValueError) as exc:  # pragma: no cover - the checks above cover numpy's
+        raise InvalidRecordError(f"rng_state cannot be restored: {exc}") from None
 
 
 def _replay(game: Game, actions, where: str) -> None:
@@ -843,7 +1069,7 @@ def _replay(game: Game, actions, where: str) -> None:
         try:
             game.apply(Action.from_list(raw))
         except BgfastError as exc:
-            raise InvalidRecordError(f"{where}action {j + 1} {raw!r}: {exc}") from None
+            raise InvalidRecordError(f"{where}action {j + 1} {_quote(raw)}: {exc}") from None
 
 
 def money_session(rules: Rules | None = None, *, seed=None, names=("Player 0", "Player 1")) -> Match:

@@ -25,7 +25,7 @@ from .errors import BgfastError
 from .position import Position, as_board
 
 __all__ = ["Level", "LEVELS", "LEVEL_NAMES", "get_level", "RANDOM", "PUBEVAL", "NET",
-           "LevelPlayer", "make_level_player", "pick_result"]
+           "LevelPlayer", "make_level_player", "pick_result", "result_value"]
 
 RANDOM, PUBEVAL, NET = 0, 1, 2
 
@@ -174,7 +174,10 @@ class LevelPlayer(_PlayerBase):
     composite evaluator), exact ones and exact cubeful money equities in
     two-sided bear-offs.  It doubles when the proper action doubles, passes
     a double that should be passed, beavers when beavering is right, and
-    otherwise takes.  Beginner never doubles and always takes.
+    otherwise takes.  Resignations: it accepts one worth at least the
+    position to it (:meth:`value`, at the score) and offers one when its
+    game is lost beyond doubt.  Beginner never doubles, always takes and
+    never resigns.
     """
 
     def __init__(self, level: Level | str, seed=None):
@@ -239,6 +242,87 @@ class LevelPlayer(_PlayerBase):
         if dec.beaver and game.can_beaver():
             return "beaver"
         return "take"
+
+    # -- resignations -------------------------------------------------------------
+    def value(self, game, player: int) -> float:
+        """What the game is worth to ``player`` by this level, with the cube:
+        the cubeful equity in points (equity per cube x cube) for money, the
+        match winning chance at a match score.
+
+        Before a roll it is the cube decision of the player on roll (doubling
+        if the level would and the cube is theirs); after a roll, that of the
+        opponent after this level's play of the dice (or the result, if the
+        play ends the game).  A pending resignation is looked through.
+        """
+        from .analyze import decide_cube, game_context
+        from .game import Phase, result_kind
+
+        if game.turn_phase == Phase.MOVE:
+            mover = game.turn
+            after = self.choose_play(game, game.legal_plays()).position
+            finished = result_kind(after)   # row 0 = the mover, who may have borne off
+            if finished is not None:
+                return result_value(game, player, mover, game.resignation_points(finished[1]))
+            roller, pos = 1 - mover, after
+        else:
+            roller, pos = game.turn, game.position(game.turn)
+        probs, exact = self.probabilities(pos)
+        dec = decide_cube(pos, game_context(game, roller), probs, exact)
+        doubles = game.cube_available(roller) and dec.action.doubles
+        if game.is_money:
+            v = (dec.best_equity if doubles else dec.no_double) * game.cube_value
+            return v if player == roller else -v
+        mwc = min(dec.mwc_double_take, dec.mwc_double_pass) if doubles else dec.mwc_no_double
+        return mwc if player == roller else 1.0 - mwc
+
+    def accepts_resignation(self, game, kind):
+        """Accept when the offer is worth at least the position to this
+        level (:meth:`value`: points for money, MWC at a match score), less
+        what an outcome of :data:`bgfast.players.RESIGN_EPS` could be worth
+        (3 cubes in money, the whole match in MWC) -- the chances
+        :func:`bgfast.players.clear_resignation` ignores, so a level takes
+        the resignations a level offers.  Beginner keeps the base rule."""
+        from .players import RESIGN_EPS
+
+        if self.level.kind == RANDOM:
+            return super().accepts_resignation(game, kind)
+        me = 1 - game.resignation_offer[0]
+        offer = result_value(game, me, me, game.resignation_points(kind))
+        slack = RESIGN_EPS * (3 * game.cube_value if game.is_money else 1.0)
+        return offer >= self.value(game, me) - slack
+
+    def wants_to_resign(self, game):
+        """Offer a resignation when the game is lost beyond doubt by this
+        level's probabilities (:func:`bgfast.players.clear_resignation`).
+        Beginner never resigns."""
+        from .players import clear_resignation
+
+        if self.level.kind == RANDOM:
+            return 0
+        probs, _exact = self.probabilities(game.position(game.turn))
+        return clear_resignation(game, game.turn, probs)
+
+
+def result_value(game, player: int, winner: int, points: int) -> float:
+    """What ``winner`` winning ``points`` in ``game`` is worth to ``player``:
+    points (+ or -) for money, ``player``'s match winning chance after the
+    game at a match score (by the default match equity table; the next game
+    is the Crawford game when the result first brings a side to match point,
+    else post-Crawford once a side is there)."""
+    if game.is_money:
+        return float(points if winner == player else -points)
+    from .met import get_table
+
+    n = game.match_length
+    away = [n - game.score[player], n - game.score[1 - player]]
+    away[0 if winner == player else 1] -= points
+    a, b = away
+    if a <= 0:
+        return 1.0
+    if b <= 0:
+        return 0.0
+    crawford_done = max(game.score) == n - 1 or not game.rules.crawford
+    return get_table().mwc(a, b, post_crawford=crawford_done and (a == 1) != (b == 1))
 
 
 def make_level_player(name: str, seed=None) -> "LevelPlayer":

@@ -32,7 +32,8 @@ from .movegen import Play, count_shots
 from .position import Position, classify_boards
 
 __all__ = ["Player", "Beginner", "Heuristic", "play_game", "play_match",
-           "heuristic_scores", "win_estimate", "PLAYERS", "make_player"]
+           "heuristic_scores", "win_estimate", "PLAYERS", "make_player", "worth",
+           "clear_resignation", "RESIGN_EPS"]
 
 
 class Player(abc.ABC):
@@ -55,13 +56,56 @@ class Player(abc.ABC):
         return False
 
     def accepts_resignation(self, game: Game, kind: ResultKind) -> bool:
-        """Default: accept when offered the most the resigner can still lose."""
+        """Default: accept when the offer is worth as much as the most the
+        resigner can still lose, counted at the score: in a match, points
+        beyond what the acceptor needs count for nothing, so an offer that
+        wins the match is always accepted."""
         loser = game.resignation_offer[0] if game.resignation_offer else 1 - game.to_act
-        return int(kind) >= int(max_result(game.board_of(loser), 1))
+        most = max_result(game.board_of(loser), 1)
+        return (worth(game, 1 - loser, game.resignation_points(kind))
+                >= worth(game, 1 - loser, game.resignation_points(most)))
 
     def wants_to_resign(self, game: Game) -> int:
         """0 for no, else the result (1, 2, 3) to offer.  Default: never."""
         return 0
+
+
+def worth(game: Game, player: int, points: int) -> int:
+    """``points`` won by ``player``, counted at the score: in a match, no
+    more than ``player`` still needs."""
+    if game.match_length:
+        return min(points, game.match_length - game.score[player])
+    return points
+
+
+#: Below this probability an outcome does not count when a player decides
+#: whether a game is lost beyond doubt (:func:`clear_resignation`).
+RESIGN_EPS = 1e-3
+
+
+def clear_resignation(game: Game, player: int, probs) -> int:
+    """The resignation (1, 2, 3) ``player`` can offer when the game is lost
+    beyond doubt, else 0.
+
+    ``probs`` are ``player``'s five cubeless probabilities (win, win gammon,
+    win backgammon, lose gammon, lose backgammon; cumulative).  Lost beyond
+    doubt: the chance of winning is at most :data:`RESIGN_EPS`, and every
+    way of losing with more than that chance is worth the same to the
+    opponent at the score (:func:`worth`: in a match the points beyond what
+    the opponent needs do not count, and with the Jacoby rule in force every
+    loss is a single game).  The offer is the least result of that worth.
+    """
+    w, _wg, _wb, lg, lb = (float(x) for x in probs)
+    if w > RESIGN_EPS:
+        return 0
+    opp = 1 - player
+    value = {k: worth(game, opp, game.resignation_points(k)) for k in (1, 2, 3)}
+    chances = {1: 1.0 - lg, 2: lg - lb, 3: lb}
+    likely = {value[k] for k in (1, 2, 3) if chances[k] > RESIGN_EPS}
+    if len(likely) != 1:
+        return 0
+    v = likely.pop()
+    return min(k for k in (1, 2, 3) if value[k] == v)
 
 
 class Beginner(Player):
@@ -203,7 +247,7 @@ def step(game: Game, players) -> None:
     if ph == Phase.OPENING:
         game.opening_roll()
     elif ph == Phase.ROLL:
-        if game.can_double() and pl.wants_to_double(game):
+        if game.can_double(live=True) and pl.wants_to_double(game):
             game.double()
             return
         kind = pl.wants_to_resign(game)

@@ -7,9 +7,9 @@
     res.equity, res.stderr["equity"], res.to_dict()
 
 A trial plays a position to the end (or to the truncation) with the policy
-for both sides: pubeval (the default), the best play by an evaluator, or
-any computer level (``beginner`` .. ``expert``, ``net`` = the net at
-0-ply; :data:`LEVEL_POLICIES`).  Everything that makes a trial's result is a
+for both sides: the net at 0-ply (``net``, the default), any other
+computer level (``beginner`` .. ``expert``; :data:`LEVEL_POLICIES`),
+pubeval, or the best play by an evaluator.  Everything that makes a trial's result is a
 function of ``(seed, trial index)``: its random stream, its stratified first
 two rolls, its luck adjustment.  Trials are split into chunks, the chunks run
 anywhere (one process, a local process pool, Ray tasks), and the per-trial
@@ -17,8 +17,8 @@ results are put back in trial order before any sum is taken: the result is
 bit-identical for every job count and backend.
 
 Variance reduction (``variance_reduction=True``): at every ply the policy's
-play for each of the 21 rolls is evaluated (composite evaluator: bear-off
-tables, else the calibrated pubeval probabilities, see ``bgfast.evaluate``);
+play for each of the 21 rolls is evaluated by the settings' evaluator (by
+default the net, with the bear-off tables; see ``bgfast.evaluate``);
 the luck of the roll actually thrown (its value minus the 21-roll average) is
 subtracted from the result.  The adjustment has expectation zero whatever
 the evaluator, so the mean stays unbiased; a better evaluator removes more
@@ -124,13 +124,14 @@ class RolloutSettings:
     position is evaluated (0 = play to the end); ``variance_reduction``:
     luck adjustment; ``quasi_random``: stratified first two rolls;
     ``early_stop``: stop with exact values once both sides are inside the
-    two-sided bear-off table; ``policy``: ``pubeval`` (its score picks the
-    plays), ``evaluator`` (the best equity by ``evaluator``) or a computer
-    level of :data:`LEVEL_POLICIES` (``beginner`` .. ``expert``; ``net`` is
-    the net at 0-ply), which plays exactly as in games and duels, its noise
-    and random choices drawn from each trial's own stream;
-    ``evaluator``: ``composite``, ``pubeval``, ``net`` (the shipped net with
-    the bear-off databases) or a registered kernel evaluator
+    two-sided bear-off table; ``policy``: a computer level of
+    :data:`LEVEL_POLICIES` (``net``, the default, is the net at 0-ply;
+    ``beginner`` .. ``expert``), which plays exactly as in games and duels,
+    its noise and random choices drawn from each trial's own stream, or
+    ``pubeval`` (its score picks the plays, many times faster and much
+    weaker) or ``evaluator`` (the best equity by ``evaluator``);
+    ``evaluator``: ``net`` (the default: the shipped net with the bear-off
+    databases), ``composite``, ``pubeval`` or a registered kernel evaluator
     (:func:`register_kernel_evaluator`), for luck, truncation and the
     evaluator policy; ``stderr_target``: stop once the equity's
     standard error is at most this (checked every ``batch`` trials, at least
@@ -145,8 +146,8 @@ class RolloutSettings:
     variance_reduction: bool = True
     quasi_random: bool = True
     early_stop: bool = True
-    policy: str = "pubeval"
-    evaluator: str = "composite"
+    policy: str = "net"
+    evaluator: str = "net"
     stderr_target: float | None = None
     min_trials: int = 324
     batch: int = 1296
@@ -443,6 +444,20 @@ def rollout_plays(position, d1: int, d2: int, settings: RolloutSettings | None =
     return sorted(out, key=lambda r: -r.equity)
 
 
+def _policy_choice(s: RolloutSettings, boards: np.ndarray, dice: np.ndarray):
+    """The plays the policy of ``s`` makes for each (board, dice), as the
+    rollout kernel would make them: ``(counts, results)``."""
+    from .evaluate import get_evaluator
+
+    if s.policy == "pubeval":
+        return get_evaluator("pubeval").choose(boards, dice)
+    if s.policy == "evaluator":
+        return get_evaluator(s.evaluator).choose(boards, dice)
+    from .levels import get_level
+
+    return get_level(s.policy).choose_boards(boards, dice, seed=s.seed)
+
+
 def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=None, **kw):
     """Roll out the policy's play for each of the 21 rolls from ``position``
     (default the opening position), with common dice across rolls.
@@ -451,13 +466,11 @@ def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=N
     ``results`` the :class:`RolloutResult` of each roll's play, for the
     player who rolled.  The 36-weighted average of the equities is the
     position's value before the roll."""
-    from .evaluate import PubevalEvaluator
-
     s = _settings(settings, kw)
     pos = position if position is not None else Position.initial()
     pos = pos if isinstance(pos, Position) else Position(as_board(pos))
     rep = np.repeat(pos.board[None], len(ALL_ROLLS), axis=0)
-    _c, res = PubevalEvaluator().choose(rep, ALL_ROLLS)
+    _c, res = _policy_choice(s, rep, np.asarray(ALL_ROLLS, dtype=np.int64))
     vals, plies = _rollout_boards(np.ascontiguousarray(res), s)
     out = [_result(res[c], vals[:, c], plies[:, c], s, f"{a}{b}", flip=True)
            for c, (a, b) in enumerate(ALL_ROLLS)]

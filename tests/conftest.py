@@ -31,3 +31,10 @@ def gnubg_binary():
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(autouse=True)
+def _config_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own bgfast configuration directory (the save key
+    of bgfast.savegame), never the user's."""
+    monkeypatch.setenv("BGFAST_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))

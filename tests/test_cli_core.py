@@ -118,3 +118,76 @@ def test_python_dash_m(tmp_path):
     out = subprocess.run([sys.executable, "-m", "bgfast", "pips", START],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "167 167"
+
+
+# The contexts of issue 16 (D14): an XGID at 2-4 to 9 with the cube at 2 on the
+# bottom (on roll), the same with dice 52, and a gnubg ID (4-2 to 9, dice 52).
+XGID_2_4 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
+XGID_52 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:52:2:4:0:9:10"
+GNUBG_52 = "4HPwATDgc/ABMA:QYkqASAAIAAA"
+FORMS = [START, START_XGID, XGID_2_4, XGID_52, GNUBG_52]
+
+
+@pytest.mark.parametrize("xgid", [XGID_2_4, XGID_52, START_XGID,
+                                  "XGID=-b----E-C---eE---c-e----B-:2:-1:-1:D:3:1:0:7:8",
+                                  "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:3:0:10"])
+def test_show_writes_the_xgid_back_with_its_context(run, xgid):
+    r = run("show", xgid)
+    assert r.exit_code == 0, r.output
+    assert f" XGID: {xgid}" in r.stdout.splitlines()
+    assert json.loads(run("show", xgid, "--json").stdout)["xgid"] == xgid
+
+
+def test_show_of_a_gnubg_id(run):
+    r = run("show", GNUBG_52)
+    assert r.exit_code == 0, r.output
+    assert " GNUbg ID: 4HPwATDgc/ABMA:QYkqASAAIAAA" in r.stdout.splitlines()
+    assert " Context: 4-2 to 9, cube 2 (opp), dice 5-2" in r.stdout.splitlines()
+    doc = json.loads(run("show", GNUBG_52, "--json").stdout)
+    assert doc["match_id"] == "QYkqASAAIAAA" and doc["dice"] == [5, 2]
+    assert doc["xgid"] == "XGID=-b----E-C---eE---c-e----B-:1:-1:1:52:4:2:0:9:10"
+    assert "match_id" not in json.loads(run("show", START, "--json").stdout)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_every_position_command_takes_every_form(run, form):
+    assert run("pips", form).stdout.strip() == "167 167"
+    assert run("shots", form).stdout.strip() == "0/36"
+    assert run("show", form, "--json").exit_code == 0
+    r = run("moves", form, "31", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["dice"] == [3, 1]
+
+
+def _notations(doc):
+    return [p["play"] for p in doc["plays"]]
+
+
+def test_moves_evaluate_and_rollout_use_the_dice_of_the_id(run):
+    by_hand = json.loads(run("moves", START, "52", "--json").stdout)
+    for form in (XGID_52, GNUBG_52):
+        doc = json.loads(run("moves", form, "--json").stdout)
+        assert doc["dice"] == [5, 2] and _notations(doc) == _notations(by_hand)
+        # an explicit DICE overrides the roll of the ID
+        assert json.loads(run("moves", form, "31", "--json").stdout)["dice"] == [3, 1]
+    ranked = json.loads(run("evaluate", START, "-d", "52", "--json").stdout)
+    doc = json.loads(run("evaluate", XGID_52, "--json").stdout)
+    assert doc["dice"] == [5, 2] and doc["plays"] == ranked["plays"]
+    assert json.loads(run("evaluate", XGID_52, "-d", "31", "--json").stdout)["dice"] == [3, 1]
+    assert "plays" not in json.loads(run("evaluate", XGID_2_4, "--json").stdout)
+    doc = json.loads(run("rollout", GNUBG_52, "-n", "36", "-j", "1", "--json").stdout)
+    assert doc["dice"] == [5, 2] and len(doc["plays"]) == len(by_hand["plays"])
+    r = run("moves", START)
+    assert r.exit_code == 2 and "holds no roll" in r.stderr
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("XGID=-b----E-C---eE---c-e----B-:1:1:1:B:2:4:0:0:10", "beaver or raccoon"),
+    ("4HPwATDgc/ABMA:QYkqASAAIAA", "Match ID"),
+    ("4HPwATDgc/ABMA:QYkqASAAIAAA:x", "PositionID:MatchID"),
+])
+def test_bad_forms_are_one_line(run, bad, message):
+    for cmd in ("show", "pips", "cube", "evaluate"):
+        r = run(cmd, bad)
+        assert r.exit_code == 2
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1 and message in err[0], r.stderr

@@ -716,3 +716,58 @@ def test_public_decision_arrays_are_their_own():
     for name in ("no_double", "double_take", "double_pass", "take_point_live"):
         arr = getattr(d, name)
         assert arr.flags.c_contiguous and arr.base is None, name
+
+
+@pytest.mark.parametrize("cube", ["3", "-2", "0", "6"])
+def test_cli_bad_cube_value_is_named_first(cube):
+    for extra in ([], ["--owner", "me"]):
+        r = cli("cube", "--probs", "0.7,0.2,0.01,0.05,0", "--cube", cube, *extra)
+        assert r.exit_code == 2
+        assert f"power of 2 (1, 2, 4, ...), not {cube}" in r.stderr and "--owner" not in r.stderr
+
+
+# the XGID of issue 16 (D14): 2-4 to 9, cube 2 owned by the player on roll (bottom)
+XGID_2_4 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
+
+
+def _doc(*args):
+    r = cli("cube", *args, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("position, away, owner", [
+    (XGID_2_4, [7, 5], "me"),
+    ("4HPwATDgc/ABMA:QYkqASAAIAAA", [5, 7], "opp"),          # gnubg ID: 4-2 to 9, cube 2
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10", None, "centre"),
+])
+def test_cli_position_brings_its_context(position, away, owner):
+    doc = _doc(position)
+    assert doc["owner"] == owner
+    assert doc["cube"] == (1 if owner == "centre" else 2)
+    if away is None:
+        assert doc["mode"] == "money"
+    else:
+        assert doc["mode"] == "match" and doc["match"]["away"] == away
+    text = cli("cube", position).stdout.splitlines()[0]
+    if away == [7, 5]:
+        assert text == "Match to 9, score 2-4 (7-away, 5-away); cube 2, owned by me"
+
+
+def test_cli_options_override_the_position_context():
+    base = _doc(XGID_2_4)
+    probs = ",".join(str(p) for p in base["probs"])
+    # the same decision from the same probabilities at the same context, given by hand
+    same = _doc("--probs", probs, "--score", "2-4", "--length", "9", "--cube", "2",
+                "--owner", "me", "--efficiency", str(base["efficiency"]))
+    assert same["equities"] == base["equities"]
+    assert _doc(XGID_2_4, "--money")["mode"] == "money"
+    assert _doc(XGID_2_4, "--money")["owner"] == "me"
+    assert _doc(XGID_2_4, "--score", "1-1")["match"]["away"] == [8, 8]
+    assert _doc(XGID_2_4, "--length", "11")["match"]["away"] == [9, 7]
+    assert _doc(XGID_2_4, "--owner", "opp")["owner"] == "opp"
+    doc = _doc(XGID_2_4, "--cube", "1")
+    assert doc["cube"] == 1 and doc["owner"] == "centre"
+    assert _doc(XGID_2_4, "--cube", "4")["owner"] == "me"      # the position's owner
+    r = cli("cube", XGID_2_4, "--jacoby", "--length", "9")
+    assert r.exit_code == 2 and "money games" in r.stderr

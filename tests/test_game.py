@@ -1,14 +1,16 @@
 """The game and match engine: every scoring and cube rule of docs/rules.md."""
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bgfast.errors import BgfastError, InvalidMoveError, InvalidRecordError
 from bgfast.formats import MatchState, XGID
 from bgfast.game import (Action, Game, IllegalActionError, Match, Phase, ResultKind, Rules,
-                         max_result, money_session, result_kind)
+                         check_name, max_result, money_session, result_kind)
 from bgfast.players import Beginner, Heuristic, Player, play_game, play_match
 from bgfast.position import Position
 
@@ -651,3 +653,246 @@ class TestPlayers:
             play_game(g, [Beginner(seed), Heuristic()])
             wins += g.result.winner == 1
         assert wins >= 6
+
+
+# ---------------------------------------------------------------------------
+# post-Crawford games survive serialisation (mutant G6: new_game(post_crawford=False))
+# ---------------------------------------------------------------------------
+
+def _crawford_then_post(rules=None) -> Match:
+    """A 3-point match: 2-0 (game 1), the Crawford game 2-1 (game 2), then game 3."""
+    m = Match(3, rules, seed=8, names=("Ann", "Bob"))
+    resign_game(m, loser=1, kind=2)      # 2-0: match point
+    resign_game(m, loser=0, kind=1)      # 2-1
+    g3 = m.new_game()
+    g3.start()
+    return m
+
+
+def _crawford_flags(m: Match):
+    return [(g.crawford, g.post_crawford) for g in m.games]
+
+
+class TestPostCrawford:
+    def test_game_after_the_crawford_game_is_post_crawford(self):
+        m = _crawford_then_post()
+        assert _crawford_flags(m) == [(False, False), (True, False), (False, True)]
+
+    def test_post_crawford_survives_to_dict_and_json(self):
+        m = _crawford_then_post()
+        again = Match.from_dict(json.loads(json.dumps(m.to_dict())))
+        assert _crawford_flags(again) == [(False, False), (True, False), (False, True)]
+        g = Game.from_dict(json.loads(json.dumps(m.games[2].to_dict())))
+        assert (g.crawford, g.post_crawford) == (False, True)
+
+    def test_post_crawford_survives_a_mat_round_trip(self):
+        from bgfast import matfile
+
+        m = _crawford_then_post()
+        m.games[2].resign(1, player=1)
+        m.games[2].accept()                  # 3-1: over
+        again = matfile.loads(matfile.dumps(m))
+        assert again.score == (3, 1)
+        assert _crawford_flags(again) == [(False, False), (True, False), (False, True)]
+
+    def test_no_post_crawford_without_the_crawford_rule(self):
+        m = Match(3, Rules(crawford=False), seed=8)
+        resign_game(m, loser=1, kind=2)
+        resign_game(m, loser=0, kind=1)
+        assert _crawford_flags(m) == [(False, False), (False, False)]
+        assert not m.new_game().post_crawford
+
+    def test_flags_need_a_side_at_match_point(self):
+        with pytest.raises(BgfastError, match="post-Crawford game needs a side at 4"):
+            Game(match_length=5, score=(2, 3), post_crawford=True)
+        with pytest.raises(BgfastError, match="the Crawford game needs a side at 4"):
+            Game(match_length=5, score=(3, 3), crawford=True)
+        with pytest.raises(BgfastError, match="money game"):
+            Game(post_crawford=True)
+
+
+# ---------------------------------------------------------------------------
+# the dead cube
+# ---------------------------------------------------------------------------
+
+def _rolled_game(**kw) -> Game:
+    """A game from the opening position, player 0 on roll before the roll."""
+    return Game(position=Position.initial(), on_roll=0, **kw)
+
+
+class TestDeadCube:
+    @pytest.mark.parametrize("kw, dead", [
+        (dict(match_length=1), True),                                   # 1-point match
+        (dict(match_length=5, score=(4, 2), post_crawford=True), True),  # the leader
+        (dict(match_length=5, score=(3, 2), cube_value=2, cube_owner=0), True),  # 2-away, cube 2
+        (dict(match_length=5, score=(2, 4), post_crawford=True), False),  # the trailer
+        (dict(match_length=5, score=(3, 2)), False),
+        (dict(), False),                                                # money
+    ])
+    def test_cube_dead_and_live_doubles(self, kw, dead):
+        g = _rolled_game(**kw)
+        assert g.cube_dead(0) is dead
+        assert g.can_double()                      # legal either way ...
+        assert g.can_double(live=True) is not dead  # ... but offered only while live
+        why = g.why_no_double()
+        assert (why is not None and why.startswith("the cube is dead")) is dead
+
+    def test_a_dead_double_stays_legal_for_records(self):
+        g = _rolled_game(match_length=1)
+        assert g.double() == 2
+        g.drop()
+        assert g.result.points == 1 and g.result.winner == 0
+
+    def test_reasons_in_order(self):
+        g = _rolled_game(match_length=5, score=(4, 0), crawford=True)
+        assert g.why_no_double() == "this is the Crawford game"
+        g = _rolled_game(cube_value=2, cube_owner=1)
+        assert g.why_no_double() == "player 1 owns the cube"
+        g = _rolled_game(rules=Rules(max_cube=2), cube_value=2, cube_owner=0)
+        assert g.why_no_double() == "the cube is capped at 2"
+        g = _rolled_game(rules=Rules(cube=False))
+        assert g.why_no_double() == "the cube is switched off"
+
+
+# ---------------------------------------------------------------------------
+# names, lengths and records the engine could not have written
+# ---------------------------------------------------------------------------
+
+class TestNames:
+    @pytest.mark.parametrize("name", ["Ann", "Jens Ødegaard", "李", "a" * 64, "O'Neil-2"])
+    def test_good_names(self, name):
+        assert check_name(name) == name
+        assert Match(names=(name, "Bob")).names == (name, "Bob")
+
+    @pytest.mark.parametrize("name, message", [
+        ("a\nb", "U+000A"), ("\x1b[31mred", "U+001B"), ("tab\there", "U+0009"),
+        ("rtl\u202eoverride", "U+202E"), ("zero\u200bwidth", "U+200B"),
+        ("line\u2028sep", "U+2028"), ("", "empty"), ("   ", "empty"),
+        (" Ann", "spaces"), ("a" * 65, "at most 64"), (3, "string"), (None, "string"),
+    ])
+    def test_bad_names(self, name, message):
+        with pytest.raises(BgfastError, match=re.escape(message)):
+            check_name(name)
+        with pytest.raises(BgfastError, match=re.escape(message)):
+            Match(names=(name, "Bob"))
+
+    @pytest.mark.parametrize("names", [("a", "b", "c"), ("a",), "ab", None, ["a"]])
+    def test_two_names(self, names):
+        with pytest.raises(BgfastError, match="two player names"):
+            Match(names=names)
+
+
+class TestRecordsTheEngineCouldNotWrite:
+    def _dict(self):
+        m = Match(5, seed=3, names=("Ann", "Bob"))
+        resign_game(m, loser=1, kind=2)
+        g = m.new_game()
+        g.start()
+        return m.to_dict()
+
+    def test_round_trip_keeps_the_dice(self):
+        d = self._dict()
+        a, b = Match.from_dict(json.loads(json.dumps(d))), Match.from_dict(d)
+        assert a.rng.integers(1 << 30) == b.rng.integers(1 << 30)
+
+    @pytest.mark.parametrize("edit, message", [
+        (lambda d: d["rng_state"]["state"].update(state=0, inc=0), "not a state of the PCG64"),
+        (lambda d: d["rng_state"]["state"].update(inc=2), "not a state of the PCG64"),
+        (lambda d: d["rng_state"]["state"].update(state=1 << 128), "not a state of the PCG64"),
+        (lambda d: d["rng_state"].update(bit_generator="MT19937"), "not a state of the PCG64"),
+        (lambda d: d["rng_state"].update(has_uint32=True), "not a state of the PCG64"),
+        (lambda d: d.update(rng_state=[1, 2]), "not a state of the PCG64"),
+        (lambda d: d.update(length=10 ** 30), "0 \\(money\\) to 32767"),
+        (lambda d: d.update(length=-1), "0 \\(money\\) to 32767"),
+        (lambda d: d.update(length="5"), "0 \\(money\\) to 32767"),
+        (lambda d: d.update(names=["a", "b", "c"]), "two player names"),
+        (lambda d: d.update(names=["a\x1b]0;pwned\x07", "b"]), "U\\+001B"),
+        (lambda d: d.update(seed=-1), "seed -1"),
+        (lambda d: d.update(seed=1.5), "seed 1.5"),
+        (lambda d: d.update(extra=1), "unknown field 'extra'"),
+        (lambda d: d["rules"].update(cheat=True), "unknown rule 'cheat'"),
+        (lambda d: d["rules"].update(cube="yes"), "rule cube must be True or False"),
+        (lambda d: d.update(games={}), "list of action lists"),
+        (lambda d: d["games"][0].__setitem__(0, ["opening", -1, [3.0, 1]]), "malformed"),
+        (lambda d: d["games"][0].__setitem__(0, ["opening", -1, [float("inf"), 1]]), "malformed"),
+        (lambda d: d["games"][0].__setitem__(0, ["opening", True, [3, 1]]), "not an action"),
+        (lambda d: d["games"][0].__setitem__(0, ["opening", 0, [3, 1]]), "not an action"),
+        (lambda d: d["games"][0].__setitem__(0, ["opening", -1, "31"]), "malformed"),
+        (lambda d: d["games"][0].append(["take", 0, 5]), "malformed"),
+        (lambda d: d["games"][0].__setitem__(0, [["x"] * 10] * 10), "not an action"),
+        (lambda d: d["games"].append([]), "game 3: the current game is not over"),
+    ])
+    def test_refused(self, edit, message):
+        d = self._dict()
+        edit(d)
+        with pytest.raises(InvalidRecordError, match=message):
+            Match.from_dict(d)
+
+    def test_double_value_must_match_the_cube(self):
+        g = _rolled_game()
+        g.double()
+        g.take()
+        d = g.to_dict()
+        d["actions"][0] = ["double", 0, 64]
+        with pytest.raises(InvalidRecordError, match="double to 64 recorded, but the cube goes to 2"):
+            Game.from_dict(d)
+
+    def test_error_messages_stay_short(self):
+        d = self._dict()
+        d["names"] = ["x" * 100000, "y"]
+        with pytest.raises(InvalidRecordError) as info:
+            Match.from_dict(d)
+        assert len(str(info.value)) < 300
+
+    @pytest.mark.parametrize("data", [[], "x", None, 3, {"games": "x"}, {"actions": [], "x": 1}])
+    def test_not_records(self, data):
+        with pytest.raises(InvalidRecordError):
+            Match.from_dict(data)
+        with pytest.raises(InvalidRecordError):
+            Game.from_dict(data)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-2 ** 130, 2 ** 130) | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=25)
+
+_KEYS = ("length", "rules", "names", "seed", "games", "rng_state")
+
+
+def _mutations():
+    """A real match record with one field replaced by arbitrary JSON."""
+    return st.tuples(st.sampled_from(_KEYS + ("games/0", "games/0/0", "rng_state/state")), _json)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json)
+def test_fuzz_any_json_is_a_record_or_refused(data):
+    for cls in (Match, Game):
+        try:
+            cls.from_dict(data)
+        except BgfastError:
+            pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(_mutations())
+def test_fuzz_mutated_records_are_refused_cleanly(mutation):
+    where, value = mutation
+    d = TestRecordsTheEngineCouldNotWrite()._dict()
+    *path, last = where.split("/")
+    target = d
+    for step_ in path:
+        target = target[int(step_)] if isinstance(target, list) else target[step_]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    try:
+        m = Match.from_dict(d)
+    except BgfastError:
+        return
+    assert len(m.names) == 2 and 0 <= m.length <= 32767   # accepted: a usable match
+    m.to_dict()

@@ -106,7 +106,7 @@ def test_truncation_after_one_ply_is_the_one_ply_evaluation():
     board = Position.from_position_id("4HPwATDgc/ABMA").board
     r = rollout(Position(board), trials=36, seed=4, jobs=1, truncate=1, variance_reduction=False,
                 policy="evaluator")
-    v = evaluate_ply(board[None], 1, get_evaluator("composite"))[0]
+    v = evaluate_ply(board[None], 1, get_evaluator("net"))[0]
     np.testing.assert_allclose([r.mean[k] for k in OUTPUT_NAMES[:5]], v, atol=1e-12)
     assert r.average_plies == 1
     r2 = rollout(Position(board), trials=20, seed=4, jobs=1, truncate=3)
@@ -154,7 +154,7 @@ def test_all_21_rolls():
 def test_result_json():
     r = rollout(INITIAL, games=30, seed=1, jobs=1)
     doc = json.loads(r.to_json())
-    assert doc["games"] == 30 and doc["policy"] == "pubeval"
+    assert doc["games"] == 30 and doc["policy"] == "net"
     assert set(doc["mean"]) == set(OUTPUT_NAMES) == set(doc["stderr"])
     probs = [doc["mean"][k] for k in OUTPUT_NAMES[:5]]
     assert doc["mean"]["equity"] == pytest.approx(float(equity(probs)))
@@ -278,10 +278,11 @@ def test_race_rollout_agrees_with_exact_policy_value(rows):
     assert pos.classify().name == "RACE"
     install_bearoff_tables()       # the kernel's choice uses the tables, as in rollouts
     exact = _policy_value(b, {})
-    r = rollout(pos, trials=1500, seed=8, jobs=1, policy="evaluator", variance_reduction=False)
+    r = rollout(pos, trials=1500, seed=8, jobs=1, policy="evaluator", evaluator="composite",
+                variance_reduction=False)
     assert r.stderr["equity"] > 0.002 and r.average_plies >= 1
     assert abs(r.equity - float(equity(exact))) < 3 * r.stderr["equity"]
-    vr = rollout(pos, trials=300, seed=8, jobs=1, policy="evaluator")
+    vr = rollout(pos, trials=300, seed=8, jobs=1, policy="evaluator", evaluator="composite")
     assert abs(vr.equity - float(equity(exact))) < 3 * max(vr.stderr["equity"], 1e-3)
 
 

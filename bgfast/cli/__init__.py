@@ -15,29 +15,86 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 
 import click
 
 from .._workers import WorkerError
 from ..errors import BgfastError
 
-__all__ = ["main", "emit_json", "PositionParam", "DiceParam", "fail"]
+__all__ = ["main", "emit_json", "PositionParam", "PositionArg", "POSITION_FORMS", "DiceParam", "fail"]
+
+
+#: The forms a POSITION argument takes (the epilog of the commands' help).
+POSITION_FORMS = ("POSITION is a Position ID, an XGID (XGID=...) or PositionID:MatchID; "
+                  "the XGID and Match ID bring their cube, score and dice, and explicit "
+                  "options override them.")
+
+
+@dataclass(frozen=True)
+class PositionArg:
+    """A POSITION from the command line: the position and the context its
+    form carries.
+
+    ``position`` is seen from the player on roll; ``state`` is the
+    :class:`bgfast.formats.MatchState` of an XGID or a ``PositionID:MatchID``
+    (None for a bare Position ID: money, centred cube, no dice); ``xgid``
+    the parsed XGID, if that was the form (its beaver bit and cube limit).
+    """
+
+    text: str
+    position: "Position"  # noqa: F821
+    state: "MatchState | None" = None  # noqa: F821
+    xgid: "XGID | None" = None  # noqa: F821
+
+    @property
+    def dice(self) -> tuple | None:
+        """The rolled dice the ID holds, or None."""
+        return None if self.state is None else self.state.dice
+
+    @property
+    def context(self) -> "Context":  # noqa: F821
+        """The cube and score for the player on roll (:class:`bgfast.analyze.Context`)."""
+        from ..analyze import Context
+
+        return Context() if self.state is None else Context.from_match_state(self.state, self.xgid)
+
+    def xgid_text(self) -> str | None:
+        """The XGID of the position with its context (None when the state has
+        no XGID: a finished game or a pending resignation)."""
+        from ..formats import XGID
+
+        if self.state is None:
+            return self.position.xgid()
+        try:
+            return XGID.from_match_state(self.position, self.state, beaver=self.context.beavers,
+                                         max_cube=10 if self.xgid is None else self.xgid.max_cube
+                                         ).format()
+        except BgfastError:
+            return None
+
+    def gnubg_id(self) -> str | None:
+        """``PositionID:MatchID`` (None for a bare Position ID)."""
+        return None if self.state is None else f"{self.position.position_id()}:{self.state.match_id()}"
 
 
 class PositionParam(click.ParamType):
-    """A gnubg Position ID or an XGID (``XGID=...``) -> :class:`bgfast.Position`."""
+    """A POSITION in any form bgfast reads -> :class:`PositionArg`: a gnubg
+    Position ID, an XGID (``XGID=...``) or ``PositionID:MatchID``
+    (:func:`bgfast.formats.parse_position_text`)."""
 
     name = "POSITION"
 
     def convert(self, value, param, ctx):
-        from ..position import Position
+        from ..formats import parse_position_text
 
-        if isinstance(value, Position):
+        if isinstance(value, PositionArg):
             return value
         try:
-            return Position.parse(value)
+            pos, state, xgid = parse_position_text(value)
         except BgfastError as exc:
             self.fail(str(exc), param, ctx)
+        return PositionArg(value.strip(), pos, state, xgid)
 
 
 class DiceParam(click.ParamType):

@@ -123,7 +123,7 @@ def probe(file, position, as_json):
 
     with bo.open(file) as table:
         try:
-            res = table.probe(position)
+            res = table.probe(position.position)
         except MissingTableError as exc:
             fail(str(exc), 1)
     d = res.to_dict()

@@ -10,53 +10,67 @@ from ..errors import BgfastError
 from ..formats import format_plays, parse_dice
 from ..movegen import legal_plays_batch
 from ..position import Position, position_ids
-from . import DiceParam, PositionParam, emit_json, main
+from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
 DICE = DiceParam()
 
 
-def position_facts(pos: Position) -> dict:
+def position_facts(arg) -> dict:
+    """The facts ``show --json`` prints for a :class:`bgfast.cli.PositionArg`."""
+    pos = arg.position
     pips = pos.pip_count()
     off = pos.borne_off()
-    return {
+    facts = {
         "position_id": pos.position_id(),
-        "xgid": pos.xgid(),
+        "xgid": arg.xgid_text(),
         "class": pos.classify().name.lower(),
         "pips": {"on_roll": pips[0], "opponent": pips[1]},
         "borne_off": {"on_roll": off[0], "opponent": off[1]},
     }
+    if arg.state is not None:
+        facts.update(match_id=arg.state.match_id(), gnubg_id=arg.gnubg_id(),
+                     context=arg.context.describe(),
+                     dice=None if arg.dice is None else list(arg.dice))
+    return facts
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the diagram.")
 @click.option("--svg", "as_svg", is_flag=True, help="Print an SVG picture of the board.")
 def show(position, as_json, as_svg):
-    """Show POSITION (a Position ID or XGID): diagram, pip counts and IDs."""
+    """Show POSITION: diagram, pip counts and IDs (with its cube, score and dice)."""
     if as_json and as_svg:
         raise click.UsageError("choose one of --json and --svg")
     if as_svg:
         from ..svg import board_svg
 
-        click.echo(board_svg(position))
+        click.echo(board_svg(position.position))
         return
+    facts = position_facts(position)
     if as_json:
-        emit_json(position_facts(position))
+        emit_json(facts)
         return
-    click.echo(str(position))
-    click.echo(f" XGID: {position.xgid()}")
-    click.echo(f" Class: {position.classify().name.lower()}")
+    click.echo(str(position.position))
+    if facts["xgid"] is not None:
+        click.echo(f" XGID: {facts['xgid']}")
+    if position.state is not None:
+        click.echo(f" GNUbg ID: {facts['gnubg_id']}")
+        dice = "" if position.dice is None else f", dice {position.dice[0]}-{position.dice[1]}"
+        click.echo(f" Context: {facts['context']}{dice}")
+    click.echo(f" Class: {facts['class']}")
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def pips(position, as_json):
     """Pip counts of POSITION: player on roll, then opponent."""
-    me, opp = position.pip_count()
+    pos = position.position
+    me, opp = pos.pip_count()
     if as_json:
-        emit_json({"position_id": position.position_id(), "on_roll": me, "opponent": opp,
+        emit_json({"position_id": pos.position_id(), "on_roll": me, "opponent": opp,
                    "difference": opp - me})
     else:
         click.echo(f"{me} {opp}")
@@ -118,7 +132,7 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
     return failures
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION, required=False)
 @click.argument("dice", type=DICE, required=False)
 @click.option("--input", "input_file", type=click.File("r"),
@@ -127,9 +141,11 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
 def moves(position, dice, input_file, as_json):
     """Every legal play of POSITION for DICE (e.g. 31 or 3-1).
 
-    Each resulting position is given with the opponent on roll.  With
-    --input, bad lines give an error object with their line number, the rest
-    still run, and the exit status is 1 if any line failed.
+    DICE may be left out when POSITION holds a roll (an XGID or Match ID
+    with dice); given, it overrides that roll.  Each resulting position is
+    given with the opponent on roll.  With --input, bad lines give an error
+    object with their line number, the rest still run, and the exit status
+    is 1 if any line failed.
     """
     if input_file is not None:
         if position is not None:
@@ -139,12 +155,16 @@ def moves(position, dice, input_file, as_json):
             click.echo(f"Error: {failures} line(s) failed", err=True)
             sys.exit(1)
         return
-    if position is None or dice is None:
+    if position is None:
         raise click.UsageError("POSITION and DICE are required (or use --input FILE)")
-    offsets, results, mv = legal_plays_batch(position.board, dice, validate=False,
-                                             with_moves=True)
+    if dice is None:
+        dice = position.dice
+    if dice is None:
+        raise click.UsageError("DICE is required: POSITION holds no roll")
+    pos = position.position
+    offsets, results, mv = legal_plays_batch(pos.board, dice, validate=False, with_moves=True)
     ids = position_ids(results) if len(results) else []
-    obj = _plays_object(position, position.position_id(), dice, results, mv, ids)
+    obj = _plays_object(pos, pos.position_id(), dice, results, mv, ids)
     if as_json:
         emit_json(obj)
         return
@@ -155,14 +175,15 @@ def moves(position, dice, input_file, as_json):
         click.echo(f"{i:3d}. {p['play']:<{width}}  {p['position_id']}")
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def shots(position, as_json):
     """How many of the 36 rolls let the player on roll hit a blot."""
-    n = position.shots()
+    pos = position.position
+    n = pos.shots()
     if as_json:
-        emit_json({"position_id": position.position_id(), "shots": n, "of": 36,
+        emit_json({"position_id": pos.position_id(), "shots": n, "of": 36,
                    "probability": n / 36})
     else:
         click.echo(f"{n}/36")

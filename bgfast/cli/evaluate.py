@@ -5,30 +5,35 @@ import json as _json
 
 import click
 
-from . import DiceParam, PositionParam, emit_json, main
+from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
 DICE = DiceParam()
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="net (bgfast's neural net, exact bear-offs), composite (tables + pubeval), exact, race or pubeval.")
 @click.option("--plies", "-p", type=click.IntRange(0, 2), default=0, show_default=True,
               help="Search depth (0, 1 or 2; the 21 rolls averaged per ply).")
 @click.option("--dice", "-d", type=DICE, default=None,
-              help="Rank the plays of this roll instead of evaluating the position.")
+              help="Rank the plays of this roll instead of evaluating the position "
+                   "(default: the roll POSITION holds, if any; --dice overrides it).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def evaluate(position, evaluator, plies, dice, as_json):
-    """Evaluate POSITION for the player on roll, or rank its plays for --dice."""
+    """Evaluate POSITION for the player on roll (cubeless), or rank its
+    plays for a roll: --dice, or the dice an XGID or Match ID holds."""
     from ..evaluate import PROB_NAMES, equity, evaluate_ply, get_evaluator, rank_plays
 
     ev = get_evaluator(evaluator)
+    pos = position.position
+    if dice is None:
+        dice = position.dice
     if dice is not None:
-        ranked = rank_plays(position, dice[0], dice[1], plies=plies, evaluator=ev)
+        ranked = rank_plays(pos, dice[0], dice[1], plies=plies, evaluator=ev)
         if as_json:
-            emit_json({"position_id": position.position_id(), "dice": list(dice),
+            emit_json({"position_id": pos.position_id(), "dice": list(dice),
                        "evaluator": ev.name, "plies": plies,
                        "plays": [r.to_dict() for r in ranked]})
             return
@@ -38,9 +43,9 @@ def evaluate(position, evaluator, plies, dice, as_json):
             probs = " ".join(f"{x:.3f}" for x in r.probs)
             click.echo(f"{i:3d}. {r.play.notation:<28} {r.equity:+.4f}  {probs}  ({r.plies}-ply)")
         return
-    p = evaluate_ply(position.board[None], plies, ev)[0]
+    p = evaluate_ply(pos.board[None], plies, ev)[0]
     eq = float(equity(p))
-    doc = {"position_id": position.position_id(), "evaluator": ev.name, "plies": plies,
+    doc = {"position_id": pos.position_id(), "evaluator": ev.name, "plies": plies,
            **{k: float(v) for k, v in zip(PROB_NAMES, p)}, "equity": eq}
     if as_json:
         emit_json(doc)

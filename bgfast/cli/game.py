@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import click
 
-from . import emit_json, main
+from . import emit_json, fail, main
 from ..errors import BgfastError
 from ..formats import format_play
-from ..game import Game, Match, PartialPlay, Phase, Rules
+from ..game import Game, Match, PartialPlay, Phase, Rules, check_name
+from ..savegame import MAX_LENGTH
 from ..players import Heuristic, make_player, step, win_estimate
 from ..position import Position, diagram
 
@@ -15,22 +16,46 @@ KIND_NAMES = {1: "single game", 2: "gammon", 3: "backgammon"}
 _KIND_WORDS = {"single": 1, "s": 1, "1": 1, "gammon": 2, "g": 2, "2": 2,
                "backgammon": 3, "b": 3, "bg": 3, "3": 3}
 
-HELP_ROLL = """Commands before your roll:
-  r, roll (or just Enter)   roll the dice
-  d, double                 offer a double
-  resign [single|gammon|backgammon]
-  hint                      what the computer would do
-  auto                      let the computer decide for you
-  board, help, quit"""
+def roll_help(can_double: bool, can_raccoon: bool = False) -> str:
+    """The commands before a roll, listing only the cube actions allowed now."""
+    lines = ["Commands before your roll:",
+             "  r, roll (or just Enter)   roll the dice"]
+    if can_double:
+        lines.append("  d, double                 offer a double")
+    if can_raccoon:
+        lines.append("  raccoon                   redouble again, keeping the cube")
+    lines += ["  resign [single|gammon|backgammon]",
+              "  hint                      what the computer would do",
+              "  auto                      let the computer decide for you",
+              "  board, help, quit"]
+    return "\n".join(lines)
+
 
 HELP_MOVE = """Type moves in gnubg notation, all at once or a checker at a time:
   24/18 13/11   bar/22*   6/off   13/7(2)   8/5*/3
   u, undo                   take back the last checker move of this turn
-  hint                      the checkers that can move, and a suggested play
+  hint                      the checkers that can move, and the best plays ranked
   auto                      play the suggested play
   resign [single|gammon|backgammon]
   board, help, quit"""
 
+
+
+def ranked_plays_text(g: Game, top: int = 5) -> str:
+    """The best ``top`` plays of the roll to play in ``g``, ranked by
+    :func:`bgfast.hint.hint` at its default depth, with their equities and
+    losses against the best."""
+    from ..analyze import game_context
+    from ..hint import hint
+
+    h = hint(g.position(), g.dice, context=game_context(g, g.turn), top=top)
+    if not h.plays:
+        return "No legal play: the roll cannot be played."
+    lines = [f"Best plays ({h.evaluator}, {h.ply}-ply, cubeless equity):"]
+    for p in h.plays:
+        loss = "" if p.rank == 1 else f"  ({-p.loss:+.3f})"
+        lines.append(f"  {p.rank}. {p.play:<24} {p.equity:+.3f}{loss}")
+    return "\n".join(lines)
 
 class _Quit(Exception):
     pass
@@ -195,7 +220,7 @@ class TerminalGame:
         return True
 
     def human_roll(self, g: Game, who: int) -> None:
-        can = g.can_double()
+        can = g.can_double(live=True)
         self.show(g)
         can_raccoon = g.can_raccoon()
         opts = "[r]oll" + (", [d]ouble" if can else "") + (", raccoon" if can_raccoon else "")
@@ -208,7 +233,7 @@ class TerminalGame:
                 return
             if cmd in ("d", "double"):
                 if not can:
-                    self.say("You cannot double now.")
+                    self.say(f"You cannot double now: {g.why_no_double(live=True)}.")
                     continue
                 g.double()
                 return
@@ -237,7 +262,7 @@ class TerminalGame:
                 raise _Quit()
             if cmd not in ("help", "?"):
                 self.say(f"Unknown command {cmd!r}.")
-            self.say(HELP_ROLL)
+            self.say(roll_help(can, can_raccoon))
 
     def human_move(self, g: Game, who: int) -> None:
         pp = PartialPlay(g)
@@ -259,8 +284,7 @@ class TerminalGame:
                 moves = ", ".join(f"{'bar' if a == 25 else a}/{'off' if t == 0 else t}"
                                   for a, t, _d in opts)
                 self.say(f"Checkers that can move: {moves}")
-                best = self.adviser.choose_play(g, g.legal_plays())
-                self.say(f"Suggested play for the whole roll: {best.notation}")
+                self.say(ranked_plays_text(g))
                 continue
             if low == "auto":
                 g.play(self.adviser.choose_play(g, g.legal_plays()))
@@ -321,7 +345,9 @@ class TerminalGame:
             cmd = self.ask(f"{self.name(by)} offers to resign a {KIND_NAMES[int(kind)]} "
                            f"({_points(int(kind) * g.cube_value)}). {self.name(who)}: "
                            "[a]ccept or [r]eject").lower()
-            if cmd in ("a", "accept", "auto"):
+            if cmd == "auto":
+                cmd = "accept" if self.adviser.accepts_resignation(g, kind) else "reject"
+            if cmd in ("a", "accept"):
                 g.accept()
                 return
             if cmd in ("r", "reject"):
@@ -340,7 +366,7 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
               help="Who plays O: a computer level, or 'human' for two people on one terminal.")
 @click.option("--you", type=click.Choice(LEVELS, case_sensitive=False), default="human",
               show_default=True, help="Who plays X (a level lets two computers play).")
-@click.option("--match", "-m", "length", type=click.IntRange(0, 99), default=0,
+@click.option("--match", "-m", "length", type=click.IntRange(0, MAX_LENGTH), default=0,
               show_default=True, help="Match length (3, 5, 7, 11, ...); 0 = a single game.")
 @click.option("--cube/--no-cube", default=True, show_default=True, help="Use the doubling cube.")
 @click.option("--crawford/--no-crawford", default=True, show_default=True,
@@ -356,10 +382,12 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
               help="Computer against computer: X plays at the --opponent level too "
                    "(unless --you names another level).")
 @click.option("--seed", type=int, default=None, help="Seed for the dice (same seed, same dice).")
-@click.option("--names", default=None, help="Player names as 'NAME_X,NAME_O'.")
+@click.option("--names", default=None,
+              help="Player names as 'NAME_X,NAME_O' (no control characters).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None,
               help="Save the match at the end or on quit: FILE.mat as a gnubg/Jellyfish "
-                   "record, any other name as JSON holding the exact state (resumable).")
+                   "record, any other name as JSON holding the exact state (resumable; "
+                   "signed with this installation's key, so an edited file is refused).")
 @click.option("--resume", "resume_file", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Continue a match saved with --save (JSON or .mat); its "
                                  "length, rules and names come from the file.")
@@ -376,31 +404,19 @@ def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoo
     if watch and you.lower() == "human":
         you = opponent
     kinds = (you.lower(), opponent.lower())
+    if save is not None:        # before the match: a bad path must not cost the match
+        _check_save_path(save)
     if resume_file is not None:
         match = _load_match(resume_file)
         length = match.length
-        names = ",".join(match.names)
+        names = match.names
         cube = match.rules.cube
         crawford = match.rules.crawford
     else:
         rules = Rules(cube=cube, max_cube=max_cube, crawford=crawford, jacoby=jacoby,
                       beaver=beaver, raccoon=raccoon, auto_doubles=auto_doubles)
         rules.check_for_match(length)
-    if names:
-        parts = [p.strip() for p in names.split(",")]
-        if len(parts) != 2 or not all(parts):
-            raise click.BadParameter("give two names as 'NAME_X,NAME_O'", param_hint="--names")
-        names = tuple(parts)
-    else:
-        humans = kinds.count("human")
-        default = []
-        for i, k in enumerate(kinds):
-            if k == "human":
-                default.append("You" if humans == 1 else f"Player{SYMBOLS[i]}")
-            else:
-                default.append(k.capitalize() + ("" if kinds[0] != kinds[1] else SYMBOLS[i]))
-        names = tuple(default)
-    if resume_file is None:
+        names = _names(names, kinds)
         match = Match(length, rules, seed=seed, names=names)
     players = [None if k == "human" else
                make_player(k, None if seed is None else seed + 1 + i) for i, k in enumerate(kinds)]
@@ -432,37 +448,70 @@ def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoo
         })
 
 
+def _names(text: str | None, kinds) -> tuple[str, str]:
+    """The two names: ``--names 'NAME_X,NAME_O'`` (each checked by
+    :func:`bgfast.game.check_name`) or defaults from who plays."""
+    if text:
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise click.BadParameter("give two names as 'NAME_X,NAME_O'", param_hint="--names")
+        try:
+            return check_name(parts[0]), check_name(parts[1])
+        except BgfastError as exc:
+            raise click.BadParameter(str(exc), param_hint="--names") from None
+    humans = kinds.count("human")
+    default = []
+    for i, k in enumerate(kinds):
+        if k == "human":
+            default.append("You" if humans == 1 else f"Player{SYMBOLS[i]}")
+        else:
+            default.append(k.capitalize() + ("" if kinds[0] != kinds[1] else SYMBOLS[i]))
+    return default[0], default[1]
+
+
+def _is_mat(path: str) -> bool:
+    return path.lower().endswith(".mat")
+
+
+def _check_save_path(path: str) -> None:
+    """Refuse a --save FILE that cannot be written (and, for a JSON save,
+    a save key that cannot be made) before the match starts."""
+    from .._files import check_writable
+
+    check_writable(path)
+    if not _is_mat(path):
+        from ..savegame import install_key
+
+        install_key()
+
+
 def _save_match(match: Match, path: str) -> None:
-    """FILE.mat: a gnubg/Jellyfish record; otherwise JSON with the exact
-    state (every action and the dice generator), written atomically."""
-    if path.lower().endswith(".mat"):
-        from ..matfile import dump
+    """FILE.mat: a gnubg/Jellyfish record; otherwise the signed JSON of
+    :mod:`bgfast.savegame` with the exact state (every action and the dice
+    generator), written atomically."""
+    try:
+        if _is_mat(path):
+            from ..matfile import dump
 
-        dump(match, path)
-        return
-    import json
+            dump(match, path)
+        else:
+            from ..savegame import save
 
-    from .._files import atomic_write
-
-    atomic_write(path, json.dumps(match.to_dict()))
+            save(match, path)
+    except OSError as exc:
+        fail(f"cannot save to {path}: {exc.strerror or exc}")
 
 
 def _load_match(path: str) -> Match:
-    """A match saved by ``bgfast play --save`` (JSON) or any .mat record."""
-    if path.lower().endswith(".mat"):
+    """A match saved by ``bgfast play --save`` (signed JSON, see
+    :mod:`bgfast.savegame`) or any .mat record."""
+    if _is_mat(path):
         from ..matfile import load
 
         return load(path)
-    import json
+    from ..savegame import load
 
-    from ..errors import InvalidRecordError
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise InvalidRecordError(f"{path}: not a saved bgfast match ({exc})") from None
-    return Match.from_dict(data)
+    return load(path)
 
 
 # ---------------------------------------------------------------------------

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import click
 
-from . import DiceParam, PositionParam, emit_json, main
+from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
 DICE = DiceParam()
 
 
-@main.command()
+@main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
 @click.option("--trials", "-n", type=click.IntRange(1), default=1296, show_default=True,
               help="Games per position (the maximum with --stderr).")
@@ -24,16 +24,19 @@ DICE = DiceParam()
 @click.option("--policy", type=click.Choice(["pubeval", "evaluator", "beginner", "easy", "medium",
                                             "hard", "expert", "net", "net0", "net1", "net2"],
                                            case_sensitive=False),
-              default="pubeval", show_default=True,
-              help="Who plays: pubeval, the best equity by --evaluator, or a computer level "
-                   "(net = the net at 0-ply).")
-@click.option("--evaluator", "-e", default="composite", show_default=True,
-              help="Evaluator for luck, truncation and the evaluator policy: composite, "
-                   "pubeval, net or a registered kernel evaluator.")
+              default="net", show_default=True,
+              help="Who plays: a computer level (net = the net at 0-ply; hard and expert "
+                   "search 1 and 2 plies), pubeval (about 10x faster, much weaker) or the "
+                   "best equity by --evaluator.")
+@click.option("--evaluator", "-e", default="net", show_default=True,
+              help="Evaluator for luck, truncation and the evaluator policy: net (with "
+                   "the bear-off tables), composite (tables + pubeval, faster, weaker), "
+                   "pubeval or a registered kernel evaluator.")
 @click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop once the equity's standard error is at most this.")
 @click.option("--dice", "-d", type=DICE, default=None,
-              help="Roll out every play of this roll (common dice) instead.")
+              help="Roll out every play of this roll (common dice) instead (default: the "
+                   "roll POSITION holds, if any; --dice overrides it).")
 @click.option("--all-rolls", is_flag=True,
               help="Roll out the policy's play for each of the 21 rolls (common dice).")
 @click.option("--max-plays", type=click.IntRange(1), default=None,
@@ -47,7 +50,9 @@ DICE = DiceParam()
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
     """Roll out POSITION (cubeless) and print the 5 probabilities and the
-    equity for the player on roll, with standard errors."""
+    equity for the player on roll, with standard errors.  A POSITION with
+    a roll (an XGID or Match ID with dice) rolls out the plays of that roll;
+    its cube and score do not enter a cubeless rollout."""
     from ..rollout import (OUTPUT_NAMES, RolloutSettings, rollout as run, rollout_opening_rolls,
                            rollout_plays)
 
@@ -55,6 +60,9 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
                         quasi_random=quasi, early_stop=early_stop, policy=policy.lower(),
                         evaluator=evaluator,
                         stderr_target=stderr_target, jobs=jobs, backend=backend, address=address)
+    if dice is None and not all_rolls:
+        dice = position.dice
+    position = position.position
     if all_rolls:
         rolls, results = rollout_opening_rolls(s, position=position)
         avg = sum((1 if a == b else 2) * r.equity for (a, b), r in zip(rolls, results)) / 36
