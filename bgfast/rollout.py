@@ -24,8 +24,8 @@ subtracted from the result.  The adjustment has expectation zero whatever
 the evaluator, so the mean stays unbiased; a better evaluator removes more
 variance.
 
-Cubeless only for now: :class:`RolloutSettings` and :class:`RolloutResult`
-carry a ``cube`` field (``None``) for the cubeful rollouts to come.
+Rollouts are cubeless: the ``cube`` field of :class:`RolloutSettings` and
+:class:`RolloutResult` is always ``None``.
 """
 from __future__ import annotations
 
