@@ -45,7 +45,8 @@ def _as_dice(dice, n: int) -> np.ndarray:
     if arr.size and (arr.min() < 1 or arr.max() > 6):
         bad = (arr < 1) | (arr > 6)
         i = int(np.nonzero(bad.any(axis=1))[0][0])
-        roll = "-".join(str(int(x)) for x in arr[i])
+        a, b = (int(x) for x in arr[i])
+        roll = f"{a}-{b}" if 0 <= min(a, b) and max(a, b) <= 9 else f"({a}, {b})"
         die = int(arr[i][bad[i]][0])
         where = "" if single else f" of board {i}"
         raise InvalidDiceError(f"the roll {roll}{where} has a die of {die}: each die shows 1..6")
