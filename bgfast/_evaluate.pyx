@@ -19,7 +19,7 @@ from libc.stdint cimport uint8_t, int8_t, int64_t
 from libc.string cimport memcpy
 from libc.math cimport exp, sqrt
 
-from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays
+from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._bearoff cimport rank_counts
 
 cnp.import_array()
@@ -516,7 +516,8 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
     """The policy's play for each (board, dice): (counts int64[N], results uint8[N,2,25]).
 
     counts[i] = 0 means the roll cannot be played (the result is the board
-    with the turn passed); a negative count is a move generation error.
+    with the turn passed); a negative count is a move generation error
+    (MG_ERR_DICE for dice outside 1..6; that result row is not written).
     """
     cdef Py_ssize_t n = boards.shape[0], i
     counts = np.empty(n, dtype=np.int64)
@@ -529,7 +530,7 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
     try:
         with nogil:
             for i in range(n):
-                c[i] = choose_play(&g, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1],
+                c[i] = choose_play(&g, &boards[i, 0, 0], mg_die(dice[i, 0]), mg_die(dice[i, 1]),
                                    policy, evaluator, &r[i, 0, 0])
     finally:
         movegen_free(&g)

@@ -1,10 +1,18 @@
 # Move generation kernel, shared with other Cython modules (rollouts, evaluators).
-from libc.stdint cimport uint8_t, int8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int64_t, uint32_t, uint64_t
 
 cdef enum:
     MG_HASH_BITS = 14
     MG_HASH_SIZE = 1 << MG_HASH_BITS
     MG_MAX_PLAYS = 12000          # guard; real positions stay far below
+    MG_ERR_DICE = -3              # movegen_plays: a die outside 1..6
+
+
+cdef inline int mg_die(int64_t d) noexcept nogil:
+    """A die of an int64 dice array as movegen_plays takes it: d for 1..6,
+    else 0, which movegen_plays refuses (a plain cast could wrap a large
+    value into 1..6)."""
+    return <int>d if 1 <= d <= 6 else 0
 
 cdef struct Slot:
     # one entry of the de-duplication table (one cache line holds four)
@@ -36,4 +44,6 @@ cdef struct MoveGen:
 
 cdef int movegen_init(MoveGen* g, Py_ssize_t cap, int record) noexcept nogil
 cdef void movegen_free(MoveGen* g) noexcept nogil
+# The legal plays of board for (d1, d2) appended to g.out: their number, or a
+# negative error (MG_ERR_DICE for a die outside 1..6: nothing is written).
 cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) noexcept nogil

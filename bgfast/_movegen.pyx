@@ -351,11 +351,14 @@ cdef Py_ssize_t movegen_plays(MoveGen* g, const uint8_t* board, int d1, int d2) 
     """Append the legal plays of ``board`` for dice (d1, d2) to g.out.
 
     Returns the number of plays appended (0 when the roll cannot be played),
-    or a negative error code.
+    or a negative error code: MG_ERR_DICE, before anything is touched, for
+    a die outside 1..6 (the search indexes the board by point - die).
     """
     cdef int i, hi, lo, outside = 0
     cdef uint32_t legal_hi = 0
     cdef Py_ssize_t first_pass
+    if d1 < 1 or d1 > 6 or d2 < 1 or d2 > 6:
+        return MG_ERR_DICE
     memcpy(g.w, board + 25, 25)      # the side on roll first
     memcpy(g.w + 25, board, 25)
     memset(g.w + 50, 0, 14)
@@ -429,7 +432,8 @@ def legal_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
     """Kernel entry: see ``bgfast.movegen.legal_plays_batch``.
 
     Returns (offsets, results, moves or None, failure): failure is None, or
-    (index of the first board that failed, error code).
+    (index of the first board that failed, error code); dice outside 1..6
+    fail with MG_ERR_DICE.
     """
     cdef Py_ssize_t n = boards.shape[0], i
     cdef Py_ssize_t r = 0
@@ -445,7 +449,7 @@ def legal_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
         with nogil:
             off[0] = 0
             for i in range(n):
-                r = movegen_plays(&g, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1])
+                r = movegen_plays(&g, &boards[i, 0, 0], mg_die(dice[i, 0]), mg_die(dice[i, 1]))
                 if r < 0:
                     err = <int>r
                     bad = i
@@ -477,7 +481,9 @@ def legal_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
 
 
 def count_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice):
-    """Number of legal plays per board, without materialising the results."""
+    """Number of legal plays per board, without materialising the results
+    (a negative error code for a board that fails, MG_ERR_DICE for dice
+    outside 1..6)."""
     cdef Py_ssize_t n = boards.shape[0], i, r
     cdef MoveGen g
     counts = np.empty(n, dtype=np.int64)
@@ -488,7 +494,7 @@ def count_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
         with nogil:
             for i in range(n):
                 g.n = 0
-                r = movegen_plays(&g, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1])
+                r = movegen_plays(&g, &boards[i, 0, 0], mg_die(dice[i, 0]), mg_die(dice[i, 1]))
                 c[i] = r
         return counts
     finally:

@@ -29,7 +29,7 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expf, log, sqrt, cos
 
-from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays
+from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
@@ -722,7 +722,7 @@ cdef class Model:
         try:
             with nogil:
                 for i in range(n):
-                    cn[i] = net_choose(c, &net, &boards[i, 0, 0], <int>dice[i, 0], <int>dice[i, 1],
+                    cn[i] = net_choose(c, &net, &boards[i, 0, 0], mg_die(dice[i, 0]), mg_die(dice[i, 1]),
                                        plies, noise, &rng, &r[i, 0, 0])
         finally:
             _del_ctx(c)

@@ -116,6 +116,7 @@ PROB_SCALE = 32767.0      # fixed-point scale of W and X in int16 files
 EPC_PIPS_PER_ROLL = 49.0 / 6.0  # average pips of a roll (8.1667)
 
 assert HEADER_SIZE == 128
+_PAD_START = HEADER.size - 60     # the 56 reserved (zero) bytes before the header CRC
 
 
 # ------------------------------------------------------------------ indexing
@@ -230,6 +231,8 @@ def _parse_header(head: bytes, path) -> _Header:
         raise DatabaseError(f"{path}: corrupt header (checksum mismatch)")
     if version != VERSION:
         raise DatabaseError(f"{path}: format version {version}, this bgfast reads version {VERSION}")
+    if any(head[_PAD_START:124]):
+        raise DatabaseError(f"{path}: inconsistent header (reserved bytes are not zero)")
     h = _Header(kind, points, checkers, layout, ntables, window, flags, npos,
                 scale, data_offset, data_size, shells_done, data_crc)
     _check_header(h, path)
@@ -267,39 +270,77 @@ def _pad8(x: int) -> int:
     return (x + 7) // 8 * 8
 
 
+def _same_float(x: float, y: float) -> bool:
+    """``x`` is ``y`` bit for bit (so -0.0 is not 0.0, and NaN is nothing)."""
+    return struct.pack("<d", x) == struct.pack("<d", y)
+
+
 def _check_header(h: _Header, path) -> None:
+    """Refuse a header whose fields hold values no writer of this module
+    produces (a file edited with its header checksum recomputed): each
+    field against what :meth:`OneSidedTable.save`, the one-sided build's
+    checkpoints and :func:`build_two_sided` write for the table it
+    describes.  The data checksum is checked on open (see :func:`open`)."""
     bad = None
+    complete = h.flags == FLAG_COMPLETE
     if h.data_offset != HEADER_SIZE:
         bad = "data offset"
+    elif h.flags not in (0, FLAG_COMPLETE):
+        bad = "flags"
     elif h.kind == KIND_ONE_SIDED:
-        if not (1 <= h.points <= 24 and 1 <= h.checkers <= 15
+        building = h.layout == LAYOUT_BUILD
+        if not (1 <= h.points <= (MAX_POINTS if building else 24) and 1 <= h.checkers <= 15
                 and h.layout in (LAYOUT_WINDOWS, LAYOUT_PACKED, LAYOUT_BUILD)
-                and h.ntables == 2 and 2 <= h.window <= 64):
+                and h.ntables == 2 and 8 <= h.window <= 64):
             bad = "one-sided parameters"
+        elif complete == building:
+            bad = "flags"                          # a build state is never complete
         elif h.npos != num_positions(h.points, h.checkers):
             bad = "number of positions"
+        elif not _same_float(h.scale, 0.0):
+            bad = "scale"
         elif h.layout == LAYOUT_WINDOWS and h.data_size != _one_sided_data_size(h.npos, h.window):
             bad = "data size"
-        elif h.layout == LAYOUT_BUILD and h.data_size != _state_layout(h.npos, h.window)[1]:
+        elif building and h.data_size != _state_layout(h.npos, h.window)[1]:
             bad = "data size"
         elif h.layout == LAYOUT_PACKED and not (
                 h.data_size >= _pad8(4 * h.npos) and (h.data_size - _pad8(4 * h.npos)) % 4 == 0
                 and h.data_size <= _pad8(4 * h.npos) + 2 * h.npos * h.window * 4):
             bad = "data size"
+        # a build state counts the pip groups solved (pip counts 0..points * checkers)
+        elif h.shells_done > (h.points * h.checkers + 1 if building else 0):
+            bad = "pip groups solved"
+        elif building and h.data_crc:
+            bad = "data checksum"
     elif h.kind == KIND_TWO_SIDED:
         item = {LAYOUT_INT16: 2, LAYOUT_FLOAT32: 4}.get(h.layout)
-        if not (h.points == 6 and 1 <= h.checkers <= 15 and item and h.ntables in (1, 3, 4)):
+        if not (h.points == 6 and 1 <= h.checkers <= 15 and item and h.ntables in (1, 3, 4)
+                and h.window == 0):
             bad = "two-sided parameters"
         elif h.npos != num_positions(6, h.checkers):
             bad = "number of positions"
         elif h.data_size != h.ntables * h.npos * h.npos * item:
             bad = "data size"
-        elif not h.scale > 0:
+        elif not _two_sided_scale_ok(h.layout, h.ntables, h.scale):
             bad = "scale"
+        elif h.shells_done > h.npos or (complete and h.shells_done != h.npos):
+            bad = "shells solved"
+        elif not complete and h.data_crc:
+            bad = "data checksum"
     else:
         bad = "kind"
     if bad:
         raise DatabaseError(f"{path}: inconsistent header ({bad})")
+
+
+def _two_sided_scale_ok(layout: int, ntables: int, scale: float) -> bool:
+    """The scales :func:`build_two_sided` writes: 1 for float32; for int16
+    16383 with gammons (the probability tables, T = 3) and 32767 without
+    (T = 1), either for cubeful tables (T = 4)."""
+    if layout == LAYOUT_FLOAT32:
+        return _same_float(scale, 1.0)
+    allowed = {1: (32767.0,), 3: (16383.0,), 4: (16383.0, 32767.0)}[ntables]
+    return any(_same_float(scale, x) for x in allowed)
 
 
 def _available_memory() -> int:
@@ -1080,13 +1121,19 @@ def _open_gnubg(path, fh, head, size):
     """gnubg's ``.bd`` files: ``gnubg-OS-PP-CC-G-Z-...`` / ``gnubg-TS-PP-CC-F...``."""
     try:
         text = head[:40].decode("ascii")
-        kind = text[6:8]
-        points = int(text[9:11])
-        checkers = int(text[12:14])
-    except (UnicodeDecodeError, ValueError):
+    except UnicodeDecodeError:
         raise DatabaseError(f"{path}: unreadable gnubg header") from None
-    if size < 40:
+    if size < 40 or len(text) < 40:
         raise DatabaseError(f"{path}: truncated gnubg file")
+    # gnubg-KK-PP-CC then one-character flags: -G-Z-N (one-sided), -F (two-sided)
+    nflags = 3 if text[6:8] == "OS" else 1
+    fields = text[:14 + 2 * nflags].split("-")
+    if (len(fields) != 4 + nflags or not all(f.isascii() and f.isdigit() for f in fields[2:4])
+            or any(f not in ("0", "1") for f in fields[4:])):
+        raise DatabaseError(f"{path}: unreadable gnubg header")
+    kind = text[6:8]
+    points = int(text[9:11])
+    checkers = int(text[12:14])
     if kind == "TS":
         if points != 6 or not 1 <= checkers <= 15:
             raise DatabaseError(f"{path}: unsupported gnubg two-sided table {points}x{checkers}")
@@ -1103,6 +1150,8 @@ def _open_gnubg(path, fh, head, size):
                              gnubg_pairs=True)
     if kind != "OS":
         raise DatabaseError(f"{path}: unknown gnubg database kind {kind!r}")
+    if not (1 <= points <= 24 and 1 <= checkers <= 15):
+        raise DatabaseError(f"{path}: unsupported gnubg one-sided table {points}x{checkers}")
     gammon = text[15] == "1"
     compressed = text[17] == "1"
     if text[19] == "1":

@@ -790,6 +790,15 @@ def cube_decision(probs: Sequence[float], *, cube: int = 1, owner: str = "centre
     return _decide(p, cube, owner, match, money, met, x, exact).decision(0)
 
 
+def _float_array(values, what: str) -> np.ndarray:
+    """``values`` as a float64 array, or :class:`InvalidCubeError` for what
+    is not numbers (numpy would raise TypeError or ValueError)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidCubeError(f"{what} must be numbers, not {values!r:.60}") from None
+
+
 def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
                    match: MatchScore | None = None, money: MoneyRules | None = None,
                    met: MatchEquityTable | str | None = None, efficiency=CONTACT_EFFICIENCY,
@@ -799,7 +808,7 @@ def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
     position (see :func:`cube_efficiencies`), ``exact_money`` ``float64[N,
     3]`` with NaN rows where there is no exact value.  Row ``i`` of the
     result is exactly ``cube_decision`` of row ``i``."""
-    p = np.asarray(probs, dtype=np.float64)
+    p = _float_array(probs, "probabilities")
     if p.ndim != 2 or p.shape[1] != 5:
         raise InvalidCubeError(f"probabilities must have shape (N, 5), not {p.shape}")
     clipped, status = _checked(p)
@@ -812,11 +821,19 @@ def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
     p = clipped
     cube, owner = _check_cube(cube, owner)
     _check_rules(match, money)
-    x = np.array(np.broadcast_to(np.asarray(efficiency, dtype=np.float64), (p.shape[0],)))
+    try:
+        x = np.array(np.broadcast_to(_float_array(efficiency, "efficiency"), (p.shape[0],)))
+    except ValueError:                  # not broadcastable: numpy's own message
+        raise InvalidCubeError(f"efficiency must be one number or one per position "
+                               f"({p.shape[0]}), not {np.shape(efficiency)}") from None
     _check_efficiency(x, efficiency)
     exact = None
     if exact_money is not None:
-        exact = np.asarray(exact_money, dtype=np.float64).reshape(p.shape[0], 3)
+        exact = _float_array(exact_money, "exact_money")
+        if exact.size != 3 * p.shape[0]:
+            raise InvalidCubeError(f"exact_money must have shape ({p.shape[0]}, 3), "
+                                   f"not {exact.shape}")
+        exact = exact.reshape(p.shape[0], 3)
         if np.isinf(exact).any():
             raise InvalidCubeError("exact_money must be finite (NaN rows: no exact value)")
     return _decide(p, cube, owner, match, money, met, x, exact)

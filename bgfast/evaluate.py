@@ -42,8 +42,9 @@ from typing import Callable
 import numpy as np
 
 from . import _evaluate as _k
-from .errors import DatabaseError, InvalidDiceError, InvalidPositionError
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays_batch
+from .errors import BgfastError, DatabaseError, InvalidPositionError
+from .formats import check_dice
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _kernel_failure, legal_plays_batch
 from .position import Position, PositionClass, as_board, as_boards, classify_boards
 
 __all__ = [
@@ -137,6 +138,13 @@ class Evaluation:
                 "equity": self.equity}
 
 
+def _boards_and_dice(boards, dice) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``uint8[N, 2, 25]`` boards and ``int64[N, 2]`` dice (one pair
+    for all boards, or one per board) for the play-choosing kernels."""
+    b = as_boards(boards)
+    return b, _as_dice(dice, b.shape[0])
+
+
 # ---------------------------------------------------------------- evaluators
 
 class Evaluator(abc.ABC):
@@ -168,9 +176,12 @@ class Evaluator(abc.ABC):
 
     def choose(self, boards, dice) -> tuple[np.ndarray, np.ndarray]:
         """0-ply play of each (board, dice): ``(counts int64[N], results uint8[N,2,25])``,
-        results with the turn passed; count 0 = the roll cannot be played."""
-        b = as_boards(boards, validate=False)
-        d = np.ascontiguousarray(np.broadcast_to(np.asarray(dice, dtype=np.int64), (b.shape[0], 2)))
+        results with the turn passed; count 0 = the roll cannot be played.
+
+        ``dice`` is one pair for every board or one pair per board.  The
+        boards and the dice are checked (:class:`InvalidPositionError`,
+        :class:`InvalidDiceError`) before any kernel sees them."""
+        b, d = _boards_and_dice(boards, dice)
         offsets, results = legal_plays_batch(b, d, validate=False)
         counts = np.diff(offsets)
         out = b[:, ::-1, :].copy()
@@ -197,11 +208,11 @@ class PubevalEvaluator(Evaluator):
         return _k.evaluate_probs(as_boards(boards), self.kernel, nthreads)
 
     def choose(self, boards, dice):
-        b = as_boards(boards, validate=False)
-        d = np.ascontiguousarray(np.broadcast_to(np.asarray(dice, dtype=np.int64), (b.shape[0], 2)))
+        b, d = _boards_and_dice(boards, dice)
         counts, results = _k.choose_plays(b, d, self.policy, self.kernel)
         if counts.size and counts.min() < 0:
-            raise InvalidPositionError("move generation failed")
+            i = int(np.flatnonzero(counts < 0)[0])
+            raise _kernel_failure(i, int(counts[i]))
         return counts, results
 
 
@@ -357,9 +368,7 @@ def get_evaluator(name="net") -> Evaluator:
         return name
     try:
         return _REGISTRY[name]()
-    except KeyError:
-        from .errors import BgfastError
-
+    except (KeyError, TypeError):
         raise BgfastError(f"unknown evaluator {name!r}; choose from {', '.join(evaluator_names())}") from None
 
 
@@ -371,9 +380,9 @@ def evaluate_ply(boards, plies: int = 0, evaluator="net") -> np.ndarray:
     evaluated at n - 1 plies (gnubg's scheme)."""
     ev = get_evaluator(evaluator)
     b = as_boards(boards)
-    if plies < 0:
-        raise ValueError("plies must be >= 0")
-    return _value(ev, b, plies)
+    if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 0:
+        raise BgfastError(f"plies must be an integer >= 0, not {plies!r}")
+    return _value(ev, b, int(plies))
 
 
 def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
@@ -445,13 +454,8 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     generation, one evaluation of every play and one deeper search of the
     filtered plays of all boards together."""
     ev = get_evaluator(evaluator)
-    b = as_boards(boards)
-    d = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
-    if d.shape[0] != b.shape[0]:
-        raise ValueError("one roll per board")
-    if ((d < 1) | (d > 6)).any():
-        raise InvalidDiceError(f"each die must be 1..6, not {d[(d < 1) | (d > 6)][0]}")
-    offsets, res, moves = legal_plays_batch(b, d, with_moves=True)
+    b, d = _boards_and_dice(boards, dice)
+    offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
     vals = invert(ev.evaluate_batch(res)) if len(res) else np.zeros((0, 5))
@@ -488,11 +492,9 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
     ranked at 0 ply and only the best ``keep`` within ``window`` equity of
     the best are searched deeper (the others keep their 0-ply values and
     rank below)."""
-    for dd in (d1, d2):
-        if not 1 <= int(dd) <= 6:
-            raise InvalidDiceError(f"each die must be 1..6, not {dd}")
+    d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    batch = rank_plays_batch(pos.board[None], [[int(d1), int(d2)]], plies=plies,
+    batch = rank_plays_batch(pos.board[None], [[d1, d2]], plies=plies,
                              evaluator=evaluator, keep=keep, window=window)
     return batch.ranked(0, pos)
 

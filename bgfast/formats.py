@@ -46,6 +46,7 @@ __all__ = [
     "GameState",
     "Resignation",
     "MatchState",
+    "MAX_MATCH_LENGTH",
     "parse_gnubg_id",
     "format_gnubg_id",
     "XGID",
@@ -54,6 +55,8 @@ __all__ = [
     "format_plays",
     "parse_play",
     "apply_moves",
+    "playing_order",
+    "expand_steps",
     "match_play",
 ]
 
@@ -62,7 +65,7 @@ __all__ = [
 # dice
 # ---------------------------------------------------------------------------
 
-_DICE_RE = re.compile(r"^\s*(\d)\s*(?:[-,]\s*|\s+)?(\d)\s*$")
+_DICE_RE = re.compile(r"^\s*([0-9])\s*(?:[-,]\s*|\s+)?([0-9])\s*$", re.ASCII)
 
 
 def check_dice(d1, d2) -> tuple[int, int]:
@@ -88,8 +91,9 @@ def check_dice(d1, d2) -> tuple[int, int]:
 def parse_dice(text) -> tuple[int, int]:
     """Parse a roll written ``31``, ``3-1``, ``3 1`` or ``3,1`` -> ``(3, 1)``.
 
-    The order is kept (``"13"`` -> ``(1, 3)``).  Raises
-    :class:`InvalidDiceError` for other syntax or a die outside 1..6.
+    The order is kept (``"13"`` -> ``(1, 3)``).  Only ASCII digits and
+    spaces count.  Raises :class:`InvalidDiceError` for other syntax or a
+    die outside 1..6.
     """
     if not isinstance(text, str):
         raise InvalidDiceError(f"dice must be given as a string such as '31', not {type(text).__name__}")
@@ -149,6 +153,8 @@ _MATCH_ID_LAYOUT = (
     ("no_jacoby", 66, 1),
 )
 _MAX15 = (1 << 15) - 1
+#: The longest match (and the highest score) a Match ID can hold: 15 bits.
+MAX_MATCH_LENGTH = _MAX15
 _ENDED = (GameState.OVER, GameState.RESIGNED, GameState.DROPPED)
 
 
@@ -393,14 +399,16 @@ def format_gnubg_id(position, state: MatchState) -> str:
 # XGID
 # ---------------------------------------------------------------------------
 
-_INT_RE = re.compile(r"^-?\d+$")
+# the canonical decimal integer: ASCII digits, no leading zero, no "-0"
+_INT_RE = re.compile(r"0|-?[1-9][0-9]*", re.ASCII)
 _XG_FIELDS = ("position", "cube", "cube_position", "turn", "dice", "score1", "score2",
               "rules", "match_length", "max_cube")
 
 
 def _xg_int(text: str, name: str) -> int:
-    if not _INT_RE.match(text):
-        raise InvalidIdError(f"XGID field {name} must be an integer, not {text!r}")
+    if not _INT_RE.fullmatch(text):
+        raise InvalidIdError(f"XGID field {name} must be an integer written in ASCII digits "
+                             f"without leading zeros, not {text!r}")
     return int(text)
 
 
@@ -827,8 +835,9 @@ def _notation(ms: tuple, blots: frozenset) -> str:
     return " ".join(parts)
 
 
-_TOKEN_RE = re.compile(r"^(bar|\d{1,2})((?:/(?:off|\d{1,2})\*?)+)(?:\((\d+)\))?$", re.IGNORECASE)
-_STEP_RE = re.compile(r"/(off|\d{1,2})(\*?)", re.IGNORECASE)
+_TOKEN_RE = re.compile(r"^(bar|[0-9]{1,2})((?:/(?:off|[0-9]{1,2})\*?)+)(?:\(([0-9]+)\))?$",
+                       re.IGNORECASE | re.ASCII)
+_STEP_RE = re.compile(r"/(off|[0-9]{1,2})(\*?)", re.IGNORECASE | re.ASCII)
 
 
 def _parse_tokens(text: str):
@@ -868,8 +877,13 @@ def _parse_tokens(text: str):
     return out
 
 
-def _apply_one(me: np.ndarray, opp: np.ndarray, a: int, b: int, what: str) -> None:
-    """Move one checker of ``me`` from a to b in place, hitting a blot; check basic sense."""
+def _apply_one(me: np.ndarray, opp: np.ndarray, a: int, b: int, what: str,
+               also_off: int = 0) -> None:
+    """Move one checker of ``me`` from a to b in place, hitting a blot; check basic sense.
+
+    ``also_off``: how many other checkers outside the home board are still
+    to be borne off by written segments (``8/off(2)`` on 4-4: each 8 comes
+    home before either leaves), so they do not count against a bear-off."""
     src = 24 if a == 25 else a - 1
     if me[src] == 0:
         raise InvalidMoveError(f"{what}: there is no checker to move on {_point_name(a)}")
@@ -877,8 +891,8 @@ def _apply_one(me: np.ndarray, opp: np.ndarray, a: int, b: int, what: str) -> No
         raise InvalidMoveError(f"{what}: a checker on the bar must enter first")
     if b == 0:
         # the moving checker itself may still be outside (a segment such as 8/off)
-        outside = int(me[6:].sum()) - (1 if src >= 6 else 0)
-        if outside:
+        outside = int(me[6:].sum()) - (1 if src >= 6 else 0) - also_off
+        if outside > 0:
             raise InvalidMoveError(f"{what}: cannot bear off while checkers are outside "
                                    "the home board")
     else:
@@ -892,31 +906,73 @@ def _apply_one(me: np.ndarray, opp: np.ndarray, a: int, b: int, what: str) -> No
     me[src] -= 1
 
 
-def apply_moves(board, moves) -> np.ndarray:
-    """The board after the mover plays ``moves`` ((from, to) pairs), turn NOT passed.
+def playing_order(moves) -> list[tuple[int, int]]:
+    """``moves`` ((from, to) pairs, single-die steps or written segments) in
+    the order :func:`apply_moves` applies them: the moves that stay on the
+    board first, then the bear-offs, each by decreasing starting point.
 
-    Moves are applied in order of decreasing starting point (always a valid
-    order for a real play); landing on a blot hits it.  Raises
-    :class:`InvalidMoveError` when a move has no checker to move, leaves a
-    checker on the bar, lands on a held point or bears off too early.  Dice
-    are not checked: use :func:`match_play` for legality.
+    Entering from the bar comes first, a checker that moves twice moves
+    from its higher point first, and every bear-off comes after the moves
+    that bring checkers home: a written segment such as ``16/off`` is one
+    move here, so ``16/off 8/2`` on 6-6 applies ``8/2`` first.
     """
-    b = np.array(as_board(board), dtype=np.uint8, copy=True)
+    return sorted(moves, key=_order_key)
+
+
+def _order_key(move) -> tuple:
+    return move[1] == 0, -move[0]
+
+
+def _replay(board: np.ndarray, moves, labels) -> np.ndarray:
+    """``board`` after ``moves``, applied to a copy in :func:`playing_order`
+    (turn not passed), checking that each makes sense there (``labels[i]``
+    names move i in an error).  A bear-off from outside the home board
+    allows for the other checkers outside still to be borne off."""
+    b = np.array(board, dtype=np.uint8, copy=True)
     opp, me = b[0], b[1]
-    for a, t in sorted(_check_moves(moves, None), key=lambda m: -m[0]):
-        _apply_one(me, opp, a, t, f"move {_point_name(a)}/{_point_name(t)}")
+    order = sorted(range(len(moves)), key=lambda i: _order_key(moves[i]))
+    outside_off = sum(1 for a, t in moves if t == 0 and a > 6)
+    for i in order:
+        a, t = moves[i]
+        if t == 0 and a > 6:
+            outside_off -= 1
+        _apply_one(me, opp, a, t, labels[i], outside_off if t == 0 else 0)
     return b
 
 
-def _expand(board: np.ndarray, segments, dice) -> list[tuple[int, int]] | None:
-    """Split written segments into single-die steps, or None if the dice cannot.
+def apply_moves(board, moves) -> np.ndarray:
+    """The board after the mover plays ``moves`` ((from, to) pairs), turn NOT passed.
 
-    Depth-first search over (segment, die) steps, so steps of different
-    segments may interleave (``bar/13(2)`` with 6-6 enters both checkers
-    before moving on).  A step may not land on a held point, nor hit on a
-    point the notation does not name (gnubg always writes a hit on the way).
+    ``moves`` are single-die steps or written segments (``16/off`` as
+    ``(16, 0)``), in any order: they are applied in :func:`playing_order`;
+    landing on a blot hits it.  Raises :class:`InvalidMoveError` when a
+    move has no checker to move, leaves a checker on the bar, lands on a
+    held point or bears off too early.  Dice are not checked: use
+    :func:`match_play` for legality.
     """
-    pool0 = (dice[0],) * 4 if dice[0] == dice[1] else tuple(dice)
+    moves = _check_moves(moves, None)
+    return _replay(as_board(board), moves,
+                   [f"move {_point_name(a)}/{_point_name(t)}" for a, t in moves])
+
+
+def expand_steps(board, segments, pool, accept=None) -> list[tuple[int, int, int]] | None:
+    """Split written segments ((from, to) pairs) into single-die steps
+    ``(from, to, die)`` using dice of ``pool`` (a tuple of die values), or
+    None if they cannot.
+
+    Depth-first search over (segment, die) steps, segments tried in
+    :func:`playing_order` and dice in the order given, so steps of
+    different segments may interleave (``bar/13(2)`` with 6-6 enters both
+    checkers before moving on; ``8/off(2)`` with 4-4 brings both home
+    first).  A step may not land on a held point, nor hit on a point the
+    notation does not name (gnubg always writes a hit on the way); a
+    bear-off follows the rules (all checkers home, a larger die only from
+    the highest point).  ``accept(me, opp, dice_left)``, if given, must
+    hold after every step (rows in their own numbering), e.g. "the play can
+    still be completed".
+    """
+    b = as_board(board)
+    segments = playing_order(segments)
     targets = [t for _a, t in segments]
 
     def step(me, p, d, t, opp):
@@ -956,15 +1012,18 @@ def _expand(board: np.ndarray, segments, dice) -> list[tuple[int, int]] | None:
                     _apply_one(me2, opp2, p, q, "step")
                 except InvalidMoveError:
                     continue
+                rest = pool[:k] + pool[k + 1:]
+                if accept is not None and not accept(me2, opp2, rest):
+                    continue
                 cur2 = list(cur)
                 cur2[i] = q
-                got = walk(me2, opp2, cur2, pool[:k] + pool[k + 1:])
+                got = walk(me2, opp2, cur2, rest)
                 if got is not None:
-                    return [(p, q)] + got
+                    return [(p, q, d)] + got
         failed.add(state)
         return None
 
-    return walk(board[1].copy(), board[0].copy(), [a for a, _t in segments], pool0)
+    return walk(b[1].copy(), b[0].copy(), [a for a, _t in segments], tuple(pool))
 
 
 def parse_play(board, text: str, dice=None) -> tuple:
@@ -982,50 +1041,66 @@ def parse_play(board, text: str, dice=None) -> tuple:
     on the way, so the resulting position is already fixed.
 
     With ``dice=(d1, d2)`` (or ``"31"``): the same play split into
-    single-die steps, in an order in which they can be played, found by a
-    depth-first search that tries higher starting points and the dice in
-    the given order first; intermediate points must be open and may not
+    single-die steps, in an order in which they can be played, found by
+    :func:`expand_steps` (segments in :func:`playing_order`, the dice in
+    the given order first); intermediate points must be open and may not
     hit (gnubg would have written such a hit).  E.g. ``24/20`` with 3-1 ->
     ``((24, 21), (21, 20))``, with 1-3 -> ``((24, 23), (23, 20))``; a
     bear-off may use a larger die (``3/off`` with 5-1 -> ``((3, 0),)``).
 
+    The written moves may come in any order: they are replayed in
+    :func:`playing_order` (``16/off 8/2`` on 6-6 moves the 8 first), a
+    bear-off allowing for the other checkers written to go off
+    (``8/off(2)`` on 4-4).
+
     Raises :class:`InvalidMoveError` naming the token for bad syntax, a
-    ``*`` where no opposing checker stands, a move with no checker to move,
-    onto a held point, from off the bar while a checker is on the bar, or
-    bearing off too early; with ``dice`` also when the dice cannot make
-    the written moves.  Full legality (using both dice, the higher die...)
+    ``*`` where no opposing checker stands, more moves than the dice give
+    (two, four for a double), a move with no checker to move, onto a held
+    point, from off the bar while a checker is on the bar, or bearing off
+    too early; with ``dice`` also when the dice cannot make the written
+    moves.  Full legality (using both dice, the higher die...)
     is checked by :func:`match_play`.
     """
     b = as_board(board)
-    tokens = _parse_tokens(text)
+    segments, labels = _written_segments(b, text)
+    if dice is None:
+        _replay(b, segments, labels)
+        return tuple(segments)
+    d1, d2 = check_dice(*dice) if not isinstance(dice, str) else parse_dice(dice)
+    _check_move_count(text, segments, 4 if d1 == d2 else 2, f"a {d1}-{d2}")
+    _replay(b, segments, labels)
+    steps = expand_steps(b, segments, (d1,) * 4 if d1 == d2 else (d1, d2))
+    if steps is None:
+        raise InvalidMoveError(f"play {text.strip()!r} cannot be made with {d1}-{d2}")
+    return tuple((a, t) for a, t, _d in steps)
+
+
+def _written_segments(b: np.ndarray, text: str):
+    """The (from, to) segments of a play in notation, in the order written,
+    and a label naming the token of each for errors; checks the syntax, the
+    ``*`` marks and the limits of any roll (4 moves, 24 pips)."""
     segments = []
-    owners = []
-    for token, segs, count in tokens:
+    labels = []
+    for token, segs, count in _parse_tokens(text):
         for _ in range(count):
             for a, t, star in segs:
                 if star and b[0][24 - t] == 0:
                     raise InvalidMoveError(f"move {token!r} marks a hit on {t}, but no opposing "
                                            "checker stands there")
                 segments.append((a, t))
-                owners.append(token)
-    if len(segments) > 4:
-        raise InvalidMoveError(f"play {text.strip()!r} has {len(segments)} moves; at most 4")
+                labels.append(f"move {token!r}")
+    _check_move_count(text, segments, 4, "a roll")
     if sum(a - t for a, t in segments) > 24:
         raise InvalidMoveError(f"play {text.strip()!r} moves {sum(a - t for a, t in segments)} "
                                "pips; a roll gives at most 24")
-    # replay in a valid order to check each move makes sense on this board
-    work = np.array(b, dtype=np.uint8, copy=True)
-    order = sorted(range(len(segments)), key=lambda i: -segments[i][0])
-    for i in order:
-        a, t = segments[i]
-        _apply_one(work[1], work[0], a, t, f"move {owners[i]!r}")
-    if dice is None:
-        return tuple(segments)
-    d1, d2 = check_dice(*dice) if not isinstance(dice, str) else parse_dice(dice)
-    steps = _expand(np.array(b, copy=True), [segments[i] for i in order], (d1, d2))
-    if steps is None:
-        raise InvalidMoveError(f"play {text.strip()!r} cannot be made with {d1}-{d2}")
-    return tuple(steps)
+    return segments, labels
+
+
+def _check_move_count(text: str, segments, most: int, what: str) -> None:
+    """Refuse more written moves than ``what`` plays (each takes a die at least)."""
+    if len(segments) > most:
+        raise InvalidMoveError(f"too many moves: {text.strip()!r} has {len(segments)} moves; "
+                               f"{what} plays at most {most}")
 
 
 def match_play(board, text: str, plays):
@@ -1033,23 +1108,28 @@ def match_play(board, text: str, plays):
 
     ``plays`` is the list of legal plays for the roll (for example
     ``bgfast.movegen.legal_plays(board, d1, d2)``), each with a
-    ``.position`` (the result, opponent on roll).  The text is parsed with
-    :func:`parse_play`, applied to ``board`` and the resulting position is
-    compared with every play.  Returns the matching play, or ``None`` when
-    ``plays`` is empty and the text is empty (the roll cannot be played).
-    Raises :class:`InvalidMoveError` when the text denotes no legal play.
+    ``.position`` (the result, opponent on roll).  The text is parsed as by
+    :func:`parse_play` (moves in any order), applied to ``board`` and the
+    resulting position is compared with every play.  Returns the matching
+    play, or ``None`` when ``plays`` is empty and the text is empty (the
+    roll cannot be played).  Raises :class:`InvalidMoveError` when the text
+    denotes no legal play, naming too many moves as such (more than the
+    longest legal play has, when the plays carry their ``.moves``).
     """
     b = as_board(board)
-    moves = parse_play(b, text)
+    segments, labels = _written_segments(b, text)
     plays = list(plays)
+    steps = [len(p.moves) for p in plays if getattr(p, "moves", None) is not None]
+    if steps:
+        _check_move_count(text, segments, max(steps), "this roll")
+    after = Position(_replay(b, segments, labels)[::-1])
     if not plays:
-        if moves:
+        if segments:
             raise InvalidMoveError(f"{text.strip()!r} is not legal: this roll cannot be played")
         return None
-    if not moves:
+    if not segments:
         raise InvalidMoveError("the empty play is not legal: this roll can be played "
                                f"(for example {_play_name(b, plays[0])})")
-    after = Position(apply_moves(b, moves)[::-1])
     for p in plays:
         if p.position == after:
             return p

@@ -1190,51 +1190,27 @@ class PartialPlay:
         return out
 
     def move(self, text: str) -> None:
-        """Enter part of the play in gnubg notation; refuses (InvalidMoveError,
-        nothing changed) a move that cannot lead to a legal play."""
-        from .formats import parse_play
+        """Enter part of the play in gnubg notation (moves in any order);
+        refuses (InvalidMoveError, nothing changed) a move that cannot lead
+        to a legal play.  The written segments are split into single-die
+        steps by :func:`bgfast.formats.expand_steps`, each step keeping a
+        legal play possible."""
+        from .formats import expand_steps, parse_play
 
-        me, opp, _pool = self._stack[-1]
+        me, opp, pool = self._stack[-1]
         segments = parse_play(np.stack([opp, me]), text)
         if not segments:
             raise InvalidMoveError("no move given")
-        saved_stack, saved_steps = list(self._stack), list(self._steps)
-        try:
-            for a, t in sorted(segments, key=lambda s: -s[0]):
-                self._segment(a, t, text)
-        except InvalidMoveError:
-            self._stack, self._steps = saved_stack, saved_steps
-            raise
-
-    def _segment(self, a: int, t: int, text: str) -> None:
-        """Play one written segment a/t as one or more single-die steps."""
-        def search(me, opp, pool, cur, path):
-            if cur == t:
-                return path
-            for i, d in enumerate(pool):
-                if d in pool[:i]:
-                    continue
-                for s_from, s_to in _single_steps(me, opp, d):
-                    if s_from != cur or s_to < t or (s_to != t and s_to and opp[24 - s_to] == 1):
-                        continue
-                    me2, opp2 = _step(me, opp, s_from, s_to)
-                    rest = pool[:i] + pool[i + 1:]
-                    if not self._completable(me2, opp2, rest):
-                        continue
-                    got = search(me2, opp2, rest, s_to, path + [(s_from, s_to, me2, opp2, rest)])
-                    if got is not None:
-                        return got
-            return None
-
-        me, opp, pool = self._stack[-1]
-        path = search(me, opp, pool, a, [])
-        if path is None:
-            raise InvalidMoveError(f"{text.strip()!r}: {a if a != 25 else 'bar'}/"
-                                   f"{t if t else 'off'} is not part of a legal play for "
-                                   f"{self.game.dice[0]}-{self.game.dice[1]}")
-        for s_from, s_to, me2, opp2, rest in path:
-            self._stack.append((me2, opp2, rest))
-            self._steps.append((s_from, s_to))
+        steps = expand_steps(np.stack([opp, me]), segments, pool, accept=self._completable)
+        if steps is None:
+            d1, d2 = self.game.dice
+            raise InvalidMoveError(f"{text.strip()!r} is not part of a legal play for {d1}-{d2}")
+        for a, t, d in steps:
+            me, opp = _step(me, opp, a, t)
+            i = pool.index(d)
+            pool = pool[:i] + pool[i + 1:]
+            self._stack.append((me, opp, pool))
+            self._steps.append((a, t))
 
     def undo(self) -> bool:
         """Take back the last single move; False if nothing was entered."""

@@ -36,7 +36,7 @@ import re
 
 from ._files import atomic_write
 from .errors import BgfastError, InvalidRecordError
-from .formats import apply_moves
+from .formats import MAX_MATCH_LENGTH, apply_moves
 from .game import Game, Match, Phase, Rules
 
 __all__ = ["dumps", "loads", "dump", "load", "format_moves"]
@@ -144,12 +144,19 @@ def _rules_tag(rules: Rules) -> str:
     return f'; [Rules "{items}"]'
 
 
+def _check_name(name: str, where: str = "") -> None:
+    """Refuse a player name that a ``.mat`` score line cannot hold: empty,
+    or with a ``:`` (it ends the name) or a line break (any that
+    ``str.splitlines`` splits at)."""
+    if not name.strip() or ":" in name or len(f"x{name}x".splitlines()) != 1:
+        raise InvalidRecordError(f"{where}player name {name!r} cannot be written to a .mat file "
+                                 "(it must be non-empty, without ':' or line breaks)")
+
+
 def dumps(match: Match) -> str:
     """The match (or money session) as ``.mat`` text."""
     for name in match.names:
-        if ":" in name or "\n" in name or not name.strip():
-            raise InvalidRecordError(f"player name {name!r} cannot be written to a .mat file "
-                                     "(it must be non-empty, without ':' or line breaks)")
+        _check_name(name)
     out = [_rules_tag(match.rules), "", f" {match.length} point match", ""]
     score = [0, 0]
     for i, g in enumerate(match.games, 1):
@@ -176,12 +183,14 @@ def dump(match: Match, path) -> None:
 # import
 # ---------------------------------------------------------------------------
 
-_LENGTH_RE = re.compile(r"^\s*(\d+)\s+point\s+match\s*$", re.IGNORECASE)
-_GAME_RE = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
-_SCORE_RE = re.compile(r"^\s*(\S.*?)\s*:\s*(\d+)\s+(\S.*?)\s*:\s*(\d+)\s*$")
-_LINE_RE = re.compile(r"^\s*(\d+)\)(.*)$")
-_RULES_RE = re.compile(r'^;\s*\[Rules\s+"([^"]*)"\]\s*$')
-_OPENING_RE = re.compile(r'^;\s*\[Opening\s+"([1-6]{2}(?:\s+[1-6]{2})*)"\]\s*$')
+# re.ASCII throughout: digits are ASCII digits (int() would read others)
+_LENGTH_RE = re.compile(r"^\s*(\d+)\s+point\s+match\s*$", re.IGNORECASE | re.ASCII)
+_GAME_RE = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE | re.ASCII)
+_SCORE_RE = re.compile(r"^\s*(\S.*?)\s*:\s*(\d+)\s+(\S.*?)\s*:\s*(\d+)\s*$", re.ASCII)
+_LINE_RE = re.compile(r"^\s*(\d+)\)(.*)$", re.ASCII)
+_RULES_RE = re.compile(r'^;\s*\[Rules\s+"([^"]*)"\]\s*$', re.ASCII)
+_OPENING_RE = re.compile(r'^;\s*\[Opening\s+"([1-6]{2}(?:\s+[1-6]{2})*)"\]\s*$', re.ASCII)
+_RULE_RE = re.compile(r"([a-z_]+)=(-?[0-9]+)", re.ASCII)
 _ENTRY_RE = re.compile(
     r"(?P<roll>(?P<d1>[1-6])(?P<d2>[1-6]):(?P<moves>(?:[ \t]+(?:bar|\d{1,2})(?:/(?:off|\d{1,2})\*?)+"
     r"(?:\(\d\))?)*)[ \t]*)"
@@ -190,23 +199,38 @@ _ENTRY_RE = re.compile(
     r"|(?P<raccoon>Raccoons\s*=>\s*(?P<rv>\d+))"
     r"|(?P<take>Takes)|(?P<drop>Drops)"
     r"|(?P<wins>Wins\s+(?P<pts>\d+)\s+points?(?:\s+and\s+the\s+match)?)",
-    re.IGNORECASE)
+    re.IGNORECASE | re.ASCII)
+
+
+def _int(digits: str, lineno: int) -> int:
+    """A number of the file (ASCII digits); more than 18 digits are refused
+    (no count, score or cube comes near, and ``int`` refuses 4300)."""
+    if len(digits.lstrip("-")) > 18:
+        raise InvalidRecordError(f"line {lineno}: the number {digits[:20]}... is too large")
+    return int(digits)
 
 
 def _parse_rules(text: str, lineno: int) -> Rules:
+    """The options of a ``; [Rules "..."]`` line, as :func:`_rules_tag` writes
+    them: ``name=integer`` items, each name once, 0 or 1 for a yes/no rule."""
     kw = {}
+    defaults = Rules().to_dict()
     for item in text.split():
-        key, _, val = item.partition("=")
-        if not val.lstrip("-").isdigit():
+        m = _RULE_RE.fullmatch(item)
+        if m is None:
             raise InvalidRecordError(f"line {lineno}: rule {item!r} is not name=integer")
-        kw[key] = int(val)
+        key, val = m.group(1), _int(m.group(2), lineno)
+        if key not in defaults:
+            raise InvalidRecordError(f"line {lineno}: unknown rule {key!r}")
+        if key in kw:
+            raise InvalidRecordError(f"line {lineno}: rule {key!r} is given twice")
+        if isinstance(defaults[key], bool):
+            if val not in (0, 1):
+                raise InvalidRecordError(f"line {lineno}: rule {key!r} is {val}; "
+                                         "a yes/no rule is 0 or 1")
+            val = bool(val)
+        kw[key] = val
     try:
-        defaults = Rules().to_dict()
-        for k in kw:
-            if k not in defaults:
-                raise InvalidRecordError(f"line {lineno}: unknown rule {k!r}")
-            if isinstance(defaults[k], bool):
-                kw[k] = bool(kw[k])
         return Rules(**kw)
     except InvalidRecordError:
         raise
@@ -255,14 +279,21 @@ class _Importer:
         expect_score = False
         beavers = False
         opening = None
+        rules_line = None
         for lineno, raw in enumerate(self.lines, 1):
             line = raw.rstrip()
             if not line.strip():
                 continue
             if line.lstrip().startswith(";"):
                 m = _RULES_RE.match(line.strip())
-                if m and self.rules is None:
-                    rules = _parse_rules(m.group(1), lineno)
+                if m:
+                    if rules_line is not None:
+                        self.fail(lineno, f"a second Rules line (the first is line {rules_line})")
+                    if match is not None:
+                        self.fail(lineno, "a Rules line after the first game")
+                    rules_line = lineno
+                    if self.rules is None:
+                        rules = _parse_rules(m.group(1), lineno)
                 m = _OPENING_RE.match(line.strip())
                 if m:
                     opening = ([(int(t[0]), int(t[1])) for t in m.group(1).split()], lineno)
@@ -273,7 +304,9 @@ class _Importer:
                     self.fail(lineno, f"expected the score line 'name : score   name : score', "
                                       f"not {line.strip()!r}")
                 names = (m.group(1), m.group(3))
-                score = (int(m.group(2)), int(m.group(4)))
+                for name in names:
+                    _check_name(name, f"line {lineno}: ")
+                score = (_int(m.group(2), lineno), _int(m.group(4), lineno))
                 if match is None:
                     if rules is None:
                         beavers = any(re.search(r"Beavers|Raccoons", x, re.I) for x in self.lines)
@@ -303,6 +336,9 @@ class _Importer:
             if m:
                 if length is not None:
                     self.fail(lineno, "a second match-length line")
+                if len(m.group(1)) > 18 or int(m.group(1)) > MAX_MATCH_LENGTH:
+                    self.fail(lineno, f"a {m.group(1)[:20]}-point match: the longest match a "
+                                      f"Match ID can hold is {MAX_MATCH_LENGTH} points")
                 length = int(m.group(1))
                 continue
             m = _GAME_RE.match(line)
@@ -310,7 +346,7 @@ class _Importer:
                 if length is None:
                     self.fail(lineno, "a game before the 'N point match' line")
                 want = len(match.games) + 1 if match else 1
-                if int(m.group(1)) != want:
+                if _int(m.group(1), lineno) != want:
                     self.fail(lineno, f"game {m.group(1)} found where game {want} was expected")
                 expect_score = True
                 continue
@@ -341,7 +377,7 @@ class _Importer:
 
     def entry(self, game: Game, col: int, em: re.Match, lineno: int) -> None:
         if em.group("wins"):
-            self.wins(game, col, int(em.group("pts")), lineno)
+            self.wins(game, col, _int(em.group("pts"), lineno), lineno)
             return
         if game.over:
             self.fail(lineno, f"{em.group(0).strip()!r} after the game ended")
@@ -380,7 +416,7 @@ class _Importer:
             self.fail(self.rolled_only, "a roll without moves, though the roll can be played")
         if em.group("double"):
             v = game.double()
-            if v != int(em.group("dv")):
+            if v != _int(em.group("dv"), lineno):
                 self.fail(lineno, f"the cube is doubled to {v}, not {em.group('dv')}")
         elif em.group("take"):
             game.take()
@@ -388,11 +424,11 @@ class _Importer:
             game.drop()
         elif em.group("beaver"):
             v = game.beaver()
-            if v != int(em.group("bv")):
+            if v != _int(em.group("bv"), lineno):
                 self.fail(lineno, f"the beaver turns the cube to {v}, not {em.group('bv')}")
         elif em.group("raccoon"):
             v = game.raccoon()
-            if v != int(em.group("rv")):
+            if v != _int(em.group("rv"), lineno):
                 self.fail(lineno, f"the raccoon turns the cube to {v}, not {em.group('rv')}")
 
     def wins(self, game: Game, col: int, pts: int, lineno: int) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _movegen
-from .errors import InvalidDiceError, InvalidPositionError
+from .errors import BgfastError, InvalidDiceError, InvalidPositionError
 from .position import Position, as_board, as_boards
 
 __all__ = ["Play", "legal_plays", "legal_plays_batch", "count_plays_batch",
@@ -28,17 +28,42 @@ ROLL_WEIGHTS = np.where(ALL_ROLLS[:, 0] == ALL_ROLLS[:, 1], 1, 2).astype(np.int6
 
 
 def _as_dice(dice, n: int) -> np.ndarray:
-    arr = np.asarray(dice)
-    if arr.shape == (2,):
+    """``dice`` (one pair, or one pair per board) as ``int64[n, 2]``, checked:
+    integers 1..6 (bool and floats are refused), else :class:`InvalidDiceError`."""
+    try:
+        arr = np.asarray(dice)
+    except (TypeError, ValueError):
+        raise InvalidDiceError(f"dice must be a pair of integers 1..6, or one pair per board, "
+                               f"not {dice!r}") from None
+    single = arr.shape == (2,)
+    if single:
         arr = np.broadcast_to(arr, (n, 2))
     if arr.ndim != 2 or arr.shape != (n, 2):
         raise InvalidDiceError(f"dice must have shape ({n}, 2) or (2,), not {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
-        raise InvalidDiceError(f"dice must be integers, not {arr.dtype}")
+        raise InvalidDiceError(f"dice must be integers 1..6, not {arr.dtype}")
     if arr.size and (arr.min() < 1 or arr.max() > 6):
-        i = int(np.nonzero(((arr < 1) | (arr > 6)).any(axis=1))[0][0])
-        raise InvalidDiceError(f"dice {i} are {tuple(int(x) for x in arr[i])}: each die must be 1..6")
+        bad = (arr < 1) | (arr > 6)
+        i = int(np.nonzero(bad.any(axis=1))[0][0])
+        a, b = (int(x) for x in arr[i])
+        roll = f"{a}-{b}" if 0 <= min(a, b) and max(a, b) <= 9 else f"({a}, {b})"
+        die = int(arr[i][bad[i]][0])
+        where = "" if single else f" of board {i}"
+        raise InvalidDiceError(f"the roll {roll}{where} has a die of {die}: each die shows 1..6")
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+#: The kernel's error codes (negative play counts) and what they mean.
+_KERNEL_ERRORS = {-1: "out of memory", -2: "more plays than the generator allows",
+                  -3: "a die outside 1..6"}
+
+
+def _kernel_failure(i: int, code: int) -> BgfastError:
+    """The error for board ``i`` whose move generation returned ``code`` (< 0)."""
+    if code == -3:
+        return InvalidDiceError(f"board {i}: move generation refused {_KERNEL_ERRORS[code]}")
+    what = _KERNEL_ERRORS.get(int(code), f"error {int(code)}")
+    return InvalidPositionError(f"board {i}: move generation failed ({what})")
 
 
 def _run(boards, dice, validate: bool, with_moves: bool):
@@ -46,9 +71,7 @@ def _run(boards, dice, validate: bool, with_moves: bool):
     d = _as_dice(dice, b.shape[0])
     offsets, results, moves, failure = _movegen.legal_plays_batch(b, d, with_moves)
     if failure is not None:
-        i, code = failure
-        what = "out of memory" if code == -1 else "more plays than the generator allows"
-        raise InvalidPositionError(f"board {i}: move generation failed ({what})")
+        raise _kernel_failure(*failure)
     return offsets, results, moves
 
 
@@ -62,6 +85,12 @@ def legal_plays_batch(boards, dice, *, validate: bool = True, with_moves: bool =
     ``int8[M, 4, 2]`` gives the checker moves of each play as (from, to)
     points of the mover (25 = bar, 0 = off), padded with -1.
     The loop runs in C with the GIL released.
+
+    The dice are always checked (integers 1..6, else
+    :class:`InvalidDiceError`).  ``validate=False`` skips the check that
+    each board is possible (for boards known to be, such as results of
+    earlier plays); the kernel stays memory-safe for any ``uint8`` board,
+    but the plays of an impossible board mean nothing.
     """
     offsets, results, moves = _run(boards, dice, validate, with_moves)
     if with_moves:
@@ -75,7 +104,7 @@ def count_plays_batch(boards, dice, *, validate: bool = True) -> np.ndarray:
     counts = _movegen.count_plays_batch(b, _as_dice(dice, b.shape[0]))
     if counts.size and counts.min() < 0:
         i = int(np.nonzero(counts < 0)[0][0])
-        raise InvalidPositionError(f"board {i}: move generation failed")
+        raise _kernel_failure(i, int(counts[i]))
     return counts
 
 

@@ -40,8 +40,9 @@ import numpy as np
 
 from . import _net
 from ._files import atomic_open
-from .errors import DatabaseError, InvalidDiceError
-from .evaluate import Evaluator, register_evaluator, _ensure_tables
+from .errors import DatabaseError
+from .evaluate import Evaluator, register_evaluator, _boards_and_dice, _ensure_tables
+from .movegen import _kernel_failure
 from .position import as_boards
 
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
@@ -108,16 +109,14 @@ class Net:
         """The play chosen for each (board, dice) at ``plies`` (0, 1, 2) with
         Gaussian equity noise of std ``noise`` (seeded): ``(counts int64[N],
         results uint8[N, 2, 25])``, results with the turn passed."""
-        b = as_boards(boards)
-        d = np.ascontiguousarray(np.broadcast_to(np.asarray(dice, dtype=np.int64), (b.shape[0], 2)))
-        if d.size and (d.min() < 1 or d.max() > 6):
-            raise InvalidDiceError("dice must be 1..6")
+        b, d = _boards_and_dice(boards, dice)
         if tables:
             _ensure_tables()
         counts, results = self.model.choose(b, d, int(plies), float(noise), int(seed) & (2**64 - 1),
                                             tables)
         if counts.size and counts.min() < 0:
-            raise RuntimeError("move generation failed")
+            i = int(np.flatnonzero(counts < 0)[0])
+            raise _kernel_failure(i, int(counts[i]))
         return counts, results
 
 

@@ -82,11 +82,21 @@ class _CheckedBoards(np.ndarray):
     computes new boards from them."""
 
 
+def _array(x, error, message: str) -> np.ndarray:
+    """``np.asarray(x)``, raising ``error(message)`` for what numpy cannot
+    make an array of (ragged nesting, unconvertible objects)."""
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError):
+        raise error(message) from None
+
+
 def as_boards(boards, *, validate: bool = True) -> np.ndarray:
     """Convert to a C-contiguous ``uint8[N, 2, 25]`` array, checking it."""
     if isinstance(boards, _CheckedBoards) and boards.dtype == np.uint8 and boards.ndim == 3:
         return np.ascontiguousarray(boards.view(np.ndarray))
-    arr = np.asarray(boards)
+    arr = _array(boards, InvalidPositionError, "boards must be an array of shape (N, 2, 25) "
+                 "of checker counts")
     if arr.ndim == 2:
         arr = arr[None]
     if arr.ndim != 3 or arr.shape[1:] != (2, 25):
@@ -106,7 +116,8 @@ def as_board(board) -> np.ndarray:
     """Convert one board (a Position, or anything shaped (2, 25)) to uint8[2, 25]."""
     if isinstance(board, Position):
         return board.board
-    arr = np.asarray(board)
+    arr = _array(board, InvalidPositionError, "a board must be an array of shape (2, 25) "
+                 "of checker counts")
     if arr.shape != (2, 25):
         raise InvalidPositionError(f"a board must have shape (2, 25), not {arr.shape}")
     return as_boards(arr)[0]
@@ -124,14 +135,20 @@ def pack(boards) -> np.ndarray:
 def unpack(keys) -> np.ndarray:
     """``uint8[N, 10]`` gnubg position keys -> ``uint8[N, 2, 25]`` boards.
 
-    Raises :class:`InvalidIdError` for a key that does not decode, and
+    Keys may be given in any integer dtype with values 0..255.  Raises
+    :class:`InvalidIdError` for anything else, for a key that does not decode, and
     :class:`InvalidPositionError` for one that decodes to an impossible board.
     """
-    arr = np.asarray(keys)
+    arr = _array(keys, InvalidIdError, "keys must be an array of shape (N, 10) of bytes 0..255")
     if arr.ndim == 1:
         arr = arr[None]
     if arr.ndim != 2 or arr.shape[1] != 10:
         raise InvalidIdError(f"keys must have shape (N, 10), not {arr.shape}")
+    if arr.dtype != np.uint8:
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise InvalidIdError(f"keys must hold bytes 0..255, not {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() > 255):
+            raise InvalidIdError("key bytes must lie in 0..255")
     boards, status = _board.unpack(np.ascontiguousarray(arr, dtype=np.uint8))
     bad = np.nonzero(status)[0]
     if bad.size:
@@ -224,7 +241,9 @@ class Position:
 
     @classmethod
     def from_key(cls, key: bytes) -> "Position":
-        """From gnubg's 10-byte position key."""
+        """From gnubg's 10-byte position key (bytes)."""
+        if not isinstance(key, (bytes, bytearray, memoryview)):
+            raise InvalidIdError(f"a position key is 10 bytes, not {type(key).__name__}")
         return cls(unpack(np.frombuffer(bytes(key), dtype=np.uint8))[0])
 
     @classmethod

@@ -705,6 +705,128 @@ def test_corrupt_header_is_refused(small_file):
         bo.open(small_file)
 
 
+_FIELDS = ("magic", "version", "kind", "points", "checkers", "layout", "ntables", "window",
+           "flags", "npos", "scale", "data_offset", "data_size", "shells_done", "data_crc")
+
+
+def _rewrite_header(path, **fields):
+    """Set header fields of a bgfast file and recompute the header checksum
+    (what a deliberate edit does); ``pad`` = bytes written over the
+    reserved ones."""
+    import zlib
+
+    raw = bytearray(Path(path).read_bytes())
+    values = dict(zip(_FIELDS, bo.HEADER.unpack(bytes(raw[:128]))))
+    pad = fields.pop("pad", None)
+    values.update(fields)
+    head = bytearray(bo.HEADER.pack(*(values[f] for f in _FIELDS), 0))
+    head[68:124] = raw[68:124] if pad is None else pad.ljust(56, b"\0")
+    head[124:128] = struct.pack("<I", zlib.crc32(bytes(head[:124])) & 0xFFFFFFFF)
+    raw[:128] = head
+    Path(path).write_bytes(bytes(raw))
+
+
+@pytest.fixture(scope="module")
+def header_files(tmp_path_factory):
+    """One file of each kind the writers produce, as bytes: float32 cubeful
+    two-sided, int16 cubeless (T = 1) and probability (T = 3) two-sided,
+    a packed one-sided table and a one-sided build state."""
+    d = tmp_path_factory.mktemp("headers")
+    bo.build_two_sided(3, d / "f32.bgb", cubeful=True, layout="float32").close()
+    bo.build_two_sided(3, d / "i16.bgb", layout="int16").close()
+    bo.build_two_sided(3, d / "p16.bgb", layout="int16", _gammon_checkers=3).close()
+    bo.build_one_sided(3, 15, d / "os.bgb").close()
+    n = bo.num_positions(3, 15)
+    size = bo._state_layout(n, bo.DEFAULT_WINDOW)[1]
+    (d / "os.partial").write_bytes(
+        bo._pack_header(bo.KIND_ONE_SIDED, 3, 15, bo.LAYOUT_BUILD, 2, bo.DEFAULT_WINDOW, 0, n,
+                        0.0, size, 5, 0) + bytes(size))
+    return {p.name: p.read_bytes() for p in d.iterdir()}
+
+
+# (file, field edits, the field the error names); every edit keeps the checksums right
+BAD_HEADERS = [
+    ("f32.bgb", dict(scale=0.0), "scale"),
+    ("f32.bgb", dict(scale=float("inf")), "scale"),
+    ("f32.bgb", dict(scale=float("nan")), "scale"),
+    ("f32.bgb", dict(scale=1.0000000000000002), "scale"),
+    ("f32.bgb", dict(scale=-1.0), "scale"),
+    ("f32.bgb", dict(scale=32767.0), "scale"),
+    ("i16.bgb", dict(scale=16383.0), "scale"),
+    ("i16.bgb", dict(scale=32767.5), "scale"),
+    ("i16.bgb", dict(scale=1.0), "scale"),
+    ("p16.bgb", dict(scale=32767.0), "scale"),
+    ("f32.bgb", dict(kind=3), "kind"),
+    ("f32.bgb", dict(points=7), "two-sided parameters"),
+    ("f32.bgb", dict(checkers=0), "two-sided parameters"),
+    ("f32.bgb", dict(checkers=16), "two-sided parameters"),
+    ("f32.bgb", dict(layout=bo.LAYOUT_PACKED), "two-sided parameters"),
+    ("f32.bgb", dict(ntables=2), "two-sided parameters"),
+    ("f32.bgb", dict(window=32), "two-sided parameters"),
+    ("f32.bgb", dict(flags=3), "flags"),
+    ("f32.bgb", dict(flags=2), "flags"),
+    ("f32.bgb", dict(npos=999), "number of positions"),
+    ("f32.bgb", dict(data_offset=136), "data offset"),
+    ("f32.bgb", dict(data_size=8), "data size"),
+    ("f32.bgb", dict(shells_done=0), "shells solved"),
+    ("f32.bgb", dict(shells_done=10 ** 6), "shells solved"),
+    ("f32.bgb", dict(flags=0, data_crc=0, shells_done=10 ** 6), "shells solved"),
+    ("f32.bgb", dict(flags=0, shells_done=3), "data checksum"),
+    ("f32.bgb", dict(pad=b"\1"), "reserved bytes"),
+    ("f32.bgb", dict(pad=b"\0" * 55 + b"\x80"), "reserved bytes"),
+    ("os.bgb", dict(scale=1.0), "scale"),
+    ("os.bgb", dict(scale=-0.0), "scale"),
+    ("os.bgb", dict(scale=float("nan")), "scale"),
+    ("os.bgb", dict(points=0), "one-sided parameters"),
+    ("os.bgb", dict(points=25), "one-sided parameters"),
+    ("os.bgb", dict(checkers=16), "one-sided parameters"),
+    ("os.bgb", dict(ntables=1), "one-sided parameters"),
+    ("os.bgb", dict(window=7), "one-sided parameters"),
+    ("os.bgb", dict(window=65), "one-sided parameters"),
+    ("os.bgb", dict(layout=bo.LAYOUT_INT16), "one-sided parameters"),
+    ("os.bgb", dict(flags=0), "flags"),
+    ("os.bgb", dict(layout=bo.LAYOUT_BUILD), "flags"),
+    ("os.bgb", dict(shells_done=1), "pip groups solved"),
+    ("os.bgb", dict(npos=7), "number of positions"),
+    ("os.bgb", dict(pad=b"x"), "reserved bytes"),
+    ("os.partial", dict(flags=1), "flags"),
+    ("os.partial", dict(shells_done=3 * 15 + 2), "pip groups solved"),
+    ("os.partial", dict(data_crc=1), "data checksum"),
+    ("os.partial", dict(scale=2.0), "scale"),
+    ("os.partial", dict(points=14, npos=bo.num_positions(14, 15)), "one-sided parameters"),
+    ("os.partial", dict(data_size=8), "data size"),
+]
+
+
+@pytest.mark.parametrize("name,edit,field", BAD_HEADERS)
+def test_every_header_field_is_checked(header_files, tmp_path, name, edit, field):
+    """A header edited with its checksum recomputed opens only with values
+    the writers produce (a scale of 0, inf or 1 + 2**-52 once opened and
+    gave wrong values)."""
+    path = tmp_path / name
+    path.write_bytes(header_files[name])
+    _rewrite_header(path, **edit)
+    with pytest.raises(DatabaseError, match=rf"inconsistent header \({field}"):
+        bo.open(path)
+
+
+@pytest.mark.parametrize("name", ["f32.bgb", "i16.bgb", "p16.bgb", "os.bgb", "os.partial"])
+def test_written_headers_pass_the_checks(header_files, tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(header_files[name])
+    _rewrite_header(path)                   # the same fields: the rewrite itself is sound
+    assert path.read_bytes() == header_files[name]
+    if name == "os.partial":
+        with pytest.raises(DatabaseError, match=r"incomplete build \(5 pip groups solved\)"):
+            bo.open(path)
+    else:
+        bo.open(path, verify=True).close()
+    # the scales the writers use for these tables
+    h = bo._parse_header(header_files[name][:128], name)
+    assert (h.scale, h.ntables) == {"f32.bgb": (1.0, 4), "i16.bgb": (32767.0, 1),
+                                    "p16.bgb": (16383.0, 3)}.get(name, (0.0, 2))
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(DatabaseError):
         bo.open(tmp_path / "nope.bgb")

@@ -235,6 +235,57 @@ def test_bad_input():
         evaluate_ply(Position.initial().board[None], -1)
 
 
+BAD_DICE = [(-100000, 5), (0, 0), (7, 7), (2 ** 31, 1), (2 ** 32 + 3, 1), (3.5, 2), (1, 2, 3),
+            [[1, 2], [3]], None]
+
+
+@pytest.mark.parametrize("name", ["pubeval", "composite", "exact", "race", "net"])
+def test_choose_refuses_bad_dice_and_boards(name):
+    """choose() checks the dice and the boards before a kernel sees them
+    (pubeval and composite once passed them on: a crash, or 35 "plays"
+    for 0-0 and a board of 14 checkers for 2**31-1)."""
+    ev = get_evaluator(name)
+    start = Position.initial().board
+    for dice in BAD_DICE:
+        with pytest.raises(InvalidDiceError):
+            ev.choose(start[None], dice)
+    with pytest.raises(InvalidDiceError):
+        ev.choose(np.stack([start, start]), [(3, 1), (3, 7)])
+    too_many = start.copy()
+    too_many[1, 0] = 5
+    clash = start.copy()
+    clash[0, 0] = 1                   # on the 24-point of the player on roll, which it holds
+    huge = np.full((2, 25), 255, dtype=np.uint8)
+    for bad in (too_many, clash, huge):
+        with pytest.raises(InvalidPositionError):
+            ev.choose(bad[None], (3, 1))
+    with pytest.raises(InvalidPositionError):
+        ev.choose(np.zeros((1, 2, 24), dtype=np.uint8), (3, 1))
+
+
+@pytest.mark.parametrize("name", ["pubeval", "composite"])
+def test_choose_with_good_dice_still_plays(name):
+    start = Position.initial()
+    counts, results = get_evaluator(name).choose(start.board[None], (3, 1))
+    assert counts.tolist() == [16]
+    assert Position(results[0]) in {p.position for p in legal_plays(start, 3, 1)}
+    assert Position(results[0]).board.sum(axis=1).tolist() == [15, 15]
+
+
+def test_ranking_refuses_bad_dice():
+    from bgfast.evaluate import best_play, rank_plays_batch
+
+    start = Position.initial()
+    for d1, d2 in [(3.7, 1), (None, 1), ("3", 1), (True, 1), (0, 1)]:
+        with pytest.raises(InvalidDiceError):
+            rank_plays(start, d1, d2)
+        with pytest.raises(InvalidDiceError):
+            best_play(start, d1, d2)
+    for dice in BAD_DICE:
+        with pytest.raises(InvalidDiceError):
+            rank_plays_batch(start.board[None], dice)
+
+
 def test_register_evaluator_slot():
     class Coin(evaluate.Evaluator):
         name = "coin"

@@ -79,6 +79,9 @@ def test_parse_dice_accepts(text, expected):
     ("37", "second die is 7"), ("03", "first die is 0"), ("9-1", "first die is 9"),
     ("3", "cannot read"), ("3--1", "cannot read"), ("3-1-2", "cannot read"), ("ab", "cannot read"),
     ("", "cannot read"), ("311", "cannot read"), ("3/1", "cannot read"), ("-31", "cannot read"),
+    # ASCII digits and spaces only
+    ("\uff136", "cannot read"), ("\u0663\u0661", "cannot read"), ("3\u20031", "cannot read"),
+    ("\U0001d7d16", "cannot read"),
 ])
 def test_parse_dice_rejects(text, needle):
     with pytest.raises(InvalidDiceError, match=needle):
@@ -657,6 +660,15 @@ def test_xgid_agrees_with_gnubg(gnubg_binary, tmp_path):
     ("XGID=-b----E-C---eE---c-e----B-:0:0:1:B:0:0:0:7:10", "only in money play"),
     ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:16", "max_cube is 16"),
     ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:1.5", "max_cube must be an integer"),
+    # integers only as XG writes them: ASCII digits, no leading zero, no -0
+    ("XGID=-b----E-C---eE---c-e----B-:-0:0:1:00:0:0:0:0:10", "cube must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:00:0:1:00:0:0:0:0:10", "cube must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:07:10", "match_length must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:\uff11\uff10", "max_cube must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:\u0667:10", "match_length must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0\n:10", "match_length must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:+1:00:0:0:0:0:10", "turn must be an integer"),
+    ("XGID=-b----E-C---eE---c-e----B-:0:0:1:\uff15\uff12:0:0:0:0:10", "dice is"),
     ("", "10 fields"),
 ])
 def test_bad_xgids(text, needle):
@@ -898,3 +910,136 @@ def test_match_play():
         match_play(START, "24/18", [])                      # the caller says: no legal play
     with pytest.raises(InvalidMoveError, match="held by the opponent"):
         match_play(blocked, "bar/24", [])
+
+
+def test_too_many_moves_are_named_as_such():
+    plays = legal_plays(START, 5, 2)
+    with pytest.raises(InvalidMoveError, match=r"too many moves: '6/1 6/4 3/2' has 3 moves; "
+                                               r"this roll plays at most 2"):
+        match_play(START, "6/1 6/4 3/2", plays)
+    with pytest.raises(InvalidMoveError, match=r"too many moves: .* has 3 moves; a 5-2 plays "
+                                               r"at most 2"):
+        parse_play(START, "6/1 6/4 3/2", (5, 2))
+    with pytest.raises(InvalidMoveError, match=r"has 5 moves; a roll plays at most 4"):
+        parse_play(START, "8/5(2) 6/3(3)", (3, 3))
+    # a play of 1 move where the roll plays only one die
+    one = board({1: 1})
+    with pytest.raises(InvalidMoveError, match="has 2 moves; this roll plays at most 1"):
+        match_play(one, "1/off 1/off", legal_plays(one, 6, 5))
+
+
+# (Position ID, roll, the only legal play / one of them, its single-die steps)
+OWN_NOTATION = [
+    # one checker bears off over three sixes while the 8 is still outside
+    ("d7cNAADfexAgAA", (6, 6), "16/off 8/2", ((8, 2), (16, 10), (10, 4), (4, 0))),
+    # both checkers on 8 come home before either bears off
+    ("f30oAAB7HzMAAA", (4, 4), "8/off(2)", ((8, 4), (8, 4), (4, 0), (4, 0))),
+    ("f30oAAB7HzMAAA", (4, 4), "8/off 8/4 6/2", ((8, 4), (6, 2), (8, 4), (4, 0))),
+    ("d9MIIBHnv6AAAA", (6, 6), "10/off 9/3 4/off", ((9, 3), (10, 4), (4, 0), (4, 0))),
+    ("308IGAB/tiECAA", (4, 4), "12/off 9/5", ((9, 5), (12, 8), (8, 4), (4, 0))),
+]
+
+
+@pytest.mark.parametrize("pid,dice,text,steps", OWN_NOTATION)
+def test_own_bear_off_notation_is_accepted(pid, dice, text, steps):
+    """bgfast's notation of a play parses back to it, in any order of its
+    moves, through parse_play, match_play, Game.play and PartialPlay."""
+    from bgfast.game import Game, PartialPlay
+
+    pos = Position.from_position_id(pid)
+    plays = legal_plays(pos, *dice)
+    play = next(p for p in plays if p.notation == text)
+    assert parse_play(pos.board, text, dice) == steps
+    for written in (text, " ".join(reversed(text.split()))):
+        assert Position(apply_moves(pos.board, parse_play(pos.board, written))[::-1]) == play.position
+        assert match_play(pos.board, written, plays) is play
+        game = Game(position=pos, on_roll=1, seed=1)
+        game.roll(dice)
+        entered = PartialPlay(game)
+        entered.move(written)
+        assert entered.complete is not None and entered.complete.position == play.position
+        assert game.play(written).position == play.position
+
+
+def test_partial_play_takes_the_moves_in_parts_and_in_any_order():
+    from bgfast.game import Game, PartialPlay
+
+    game = Game(position=Position.from_position_id("d7cNAADfexAgAA"), on_roll=1, seed=1)
+    game.roll((6, 6))
+    entered = PartialPlay(game)
+    entered.move("16/4")
+    assert entered.steps == ((16, 10), (10, 4)) and entered.dice_left == (6, 6)
+    with pytest.raises(InvalidMoveError, match="cannot bear off while checkers are outside"):
+        entered.move("4/off")                          # the 8 is still outside
+    with pytest.raises(InvalidMoveError, match=r"'8/7' is not part of a legal play for 6-6"):
+        entered.move("8/7")
+    assert entered.steps == ((16, 10), (10, 4))        # nothing changed
+    entered.move("4/off 8/2")
+    assert entered.steps == ((16, 10), (10, 4), (8, 2), (4, 0)) and entered.dice_left == ()
+    assert entered.complete.notation == "16/off 8/2"
+    assert entered.undo() and entered.complete is None and entered.dice_left == (6,)
+
+
+def _bear_off_positions(n, seed):
+    """``n`` (board, doubles) pairs: the player on roll with most checkers
+    home and one to three outside, the opponent anywhere else (the plays
+    where one checker bears off over several dice)."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, 2, 25), dtype=np.uint8)
+    for b in out:
+        for _ in range(int(rng.integers(1, 4))):
+            b[1][int(rng.integers(6, 18))] += 1
+        for _ in range(int(rng.integers(1, 13))):
+            b[1][int(rng.integers(0, 6))] += 1
+        for _ in range(int(rng.integers(1, 16))):
+            i = int(rng.integers(0, 25))
+            if i == 24 or b[1][23 - i] == 0:
+                b[0][i] += 1
+    d = rng.integers(1, 7, size=n)
+    return out, np.stack([d, d], axis=1)
+
+
+def _check_notation_round_trip(boards, dice, *, full: bool = True) -> int:
+    """Every legal play's notation (as :func:`format_plays` writes it), and
+    the same moves in reverse order, parse back to that play, without the
+    dice (segments) and with them (single-die steps that use the dice);
+    ``full=False`` checks only the steps, of the notation or (every other
+    play) its reverse.  Returns how many plays were checked."""
+    from bgfast.formats import format_plays
+    from bgfast.movegen import legal_plays_batch
+
+    offsets, results, moves = legal_plays_batch(boards, dice, with_moves=True)
+    n = 0
+    for i, (b, d) in enumerate(zip(boards, dice.tolist())):
+        lo, hi = offsets[i], offsets[i + 1]
+        for name, res in zip(format_plays(b, moves[lo:hi]), results[lo:hi]):
+            want = res[::-1].tobytes()
+            turned = " ".join(reversed(name.split()))
+            if full:
+                for text in (name, turned):
+                    assert apply_moves(b, parse_play(b, text)).tobytes() == want, (b.tolist(), d,
+                                                                                   text)
+            text = name if full or n % 2 else turned
+            steps = parse_play(b, text, d)
+            assert _uses_dice(steps, *d), (b.tolist(), d, text, steps)
+            assert apply_moves(b, steps).tobytes() == want, (b.tolist(), d, text)
+            n += 1
+    return n
+
+
+def test_notation_round_trip_with_bear_off_doubles():
+    boards, dice = self_play_positions(300, 5)
+    assert _check_notation_round_trip(boards, dice) > 4000
+    boards, dice = _bear_off_positions(300, 6)
+    assert _check_notation_round_trip(boards, dice) > 3000
+
+
+@pytest.mark.slow
+def test_notation_round_trip_on_many_positions():
+    """The steps check over 200,000 positions, about 4.5 million plays (ten
+    minutes on one core)."""
+    for first in range(0, 100_000, 10_000):     # batches keep the memory small
+        boards, dice = self_play_positions(10_000, 1000 + first)
+        assert _check_notation_round_trip(boards, dice, full=False) > 150_000
+        boards, dice = _bear_off_positions(10_000, 2000 + first)
+        assert _check_notation_round_trip(boards, dice, full=False) > 100_000

@@ -219,6 +219,72 @@ class TestImportErrors:
         with pytest.raises(InvalidRecordError, match="line 2: game 2 found"):
             matfile.loads(" 3 point match\n Game 2\n")
 
+    @pytest.mark.parametrize("length", ["32768", "99999999999999999999", "9" * 5000])
+    def test_match_longer_than_a_match_id_holds(self, length):
+        lines = self.base()
+        i = self.line_of(lines, r"point match")
+        with pytest.raises(InvalidRecordError,
+                           match=f"line {i + 1}: a {length[:20]}-point match: the longest match "
+                                 "a Match ID can hold is 32767 points"):
+            matfile.loads(self.edit(lines, i, f" {length} point match"))
+
+    def test_longest_match_is_read(self):
+        lines = self.base()
+        i = self.line_of(lines, r"point match")
+        back = matfile.loads(self.edit(lines, i, " 32767 point match"))
+        assert back.length == 32767
+        assert back.game.match_id()     # the Match ID holds it
+
+    @pytest.mark.parametrize("digit", ["\u0665", "\uff15"])
+    def test_digits_are_ascii(self, digit):
+        lines = self.base()
+        i = self.line_of(lines, r"point match")
+        with pytest.raises(InvalidRecordError, match=f"line {i + 1}: unexpected text"):
+            matfile.loads(self.edit(lines, i, f" {digit} point match"))
+        j = self.line_of(lines, r"^ Game 1")
+        with pytest.raises(InvalidRecordError, match=f"line {j + 2}: expected the score line"):
+            matfile.loads(self.edit(lines, j + 1, lines[j + 1].replace(": 0", f": {digit}", 1)))
+
+    @pytest.mark.parametrize("name", ["A:lice", "Bob:", ":"])
+    def test_name_that_cannot_be_exported_again(self, name):
+        lines = self.base()
+        i = self.line_of(lines, r"^ Game 1")
+        score = lines[i + 1].replace("Beginner", name, 1)
+        with pytest.raises(InvalidRecordError, match=f"line {i + 2}: player name"):
+            matfile.loads(self.edit(lines, i + 1, score))
+        with pytest.raises(InvalidRecordError, match="player name"):
+            matfile.dumps(Match(3, names=(name, "B")))
+
+    @pytest.mark.parametrize("name", ["a\nb", "a\rb", "a\x0bb", "a\x1cb", "a\u2028b", " "])
+    def test_names_that_break_the_line_are_not_exported(self, name):
+        with pytest.raises(InvalidRecordError, match="player name"):
+            matfile.dumps(Match(3, names=("A", name)))
+
+    @pytest.mark.parametrize("rules,needle", [
+        ("cube=1 max_cube=0 cube=0", "rule 'cube' is given twice"),
+        ("crawford=1 crawford=1", "rule 'crawford' is given twice"),
+        ("crawford=2", "rule 'crawford' is 2; a yes/no rule is 0 or 1"),
+        ("cube=-1", "rule 'cube' is -1"),
+        ("max_cube=\u0664", "is not name=integer"),
+        ("max_cube=", "is not name=integer"),
+        ("max_cube=99999999999999999999", "too large"),
+        ("colour=1", "unknown rule 'colour'"),
+    ])
+    def test_bad_rules_line(self, rules, needle):
+        lines = self.base()
+        assert lines[0].startswith("; [Rules ")
+        with pytest.raises(InvalidRecordError, match=f"line 1: .*{needle}"):
+            matfile.loads(self.edit(lines, 0, f'; [Rules "{rules}"]'))
+
+    def test_one_rules_line_before_the_games(self):
+        lines = self.base()
+        with pytest.raises(InvalidRecordError, match="line 2: a second Rules line"):
+            matfile.loads("\n".join([lines[0]] + lines))
+        i = self.line_of(lines, r"^ Game 1")
+        late = lines[1:i + 2] + [lines[0]] + lines[i + 2:]
+        with pytest.raises(InvalidRecordError, match=f"line {i + 2}: a Rules line after"):
+            matfile.loads("\n".join(late))
+
     def test_entry_in_wrong_column(self):
         lines = self.base()
         i = self.line_of(lines, r"^  2\) ")

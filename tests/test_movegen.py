@@ -221,6 +221,40 @@ def test_bad_input_raises_specific_errors():
         legal_plays_batch(np.zeros((3, 25), dtype=np.uint8), (3, 1))
 
 
+def test_dice_errors_say_what_is_wrong():
+    b = Position.initial().board
+    with pytest.raises(InvalidDiceError, match=r"^the roll 7-1 has a die of 7: each die shows 1\.\.6$"):
+        legal_plays_batch(b, (7, 1))
+    with pytest.raises(InvalidDiceError, match=r"^the roll 3-0 of board 1 has a die of 0"):
+        legal_plays_batch(np.stack([b, b]), [(3, 1), (3, 0)])
+    for bad, needle in [((1.5, 2), "integers 1..6, not float64"),
+                        (np.array([True, False]), "not bool"), ((2 ** 70, 1), "not object"), ([[1, 2], [3]], "pair of integers"),
+                        ((1, 2, 3), r"shape \(1, 2\) or \(2,\)")]:
+        with pytest.raises(InvalidDiceError, match=needle):
+            count_plays_batch(b, bad)
+
+
+@pytest.mark.parametrize("dice", [(-100000, 5), (0, 0), (7, 7), (2 ** 31, 1), (2 ** 32 + 3, 1),
+                                  (1, -2 ** 63)])
+def test_kernels_refuse_dice_outside_1_to_6(dice):
+    """The kernels themselves refuse such dice (code -3) without writing:
+    a die is never cast into 1..6 from a wider value, and the boards before
+    and after a bad row are still played."""
+    from bgfast import _evaluate, _movegen
+    from bgfast.evaluate import EVAL_PUBEVAL, POLICY_PUBEVAL
+
+    start = Position.initial()
+    b = np.ascontiguousarray(np.repeat(start.board[None], 3, axis=0))
+    d = np.array([(3, 1), dice, (6, 6)], dtype=np.int64)
+    want = [len(legal_plays(start, 3, 1)), -3, len(legal_plays(start, 6, 6))]
+    assert want[0] == 16
+    assert _movegen.count_plays_batch(b, d).tolist() == want
+    assert _movegen.legal_plays_batch(b, d, True)[3] == (1, -3)
+    chosen, results = _evaluate.choose_plays(b, d, POLICY_PUBEVAL, EVAL_PUBEVAL)
+    assert chosen.tolist() == want
+    assert results[0].sum() == 30 and results[2].sum() == 30
+
+
 # ---------------------------------------------------------------- reference
 def check_against_reference(b, d1, d2):
     ref = reference_plays(b.tolist(), d1, d2)          # {(opp, me)} unswapped

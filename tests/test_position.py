@@ -160,6 +160,32 @@ def test_bad_board_shapes_and_values():
     assert issubclass(InvalidPositionError, ValueError)
 
 
+def test_arrays_numpy_cannot_hold_are_refused():
+    from bgfast.position import as_boards
+
+    ragged = [[[0] * 25, [0] * 24]]
+    for bad in (ragged, [[[None] * 25] * 2], "abc", None, [[[object()] * 25] * 2]):
+        with pytest.raises(InvalidPositionError):
+            as_boards(bad)
+        with pytest.raises(InvalidPositionError):
+            Position(bad)
+
+
+def test_unpack_refuses_what_is_not_bytes():
+    key = pack(INITIAL_BOARD[None])
+    for bad in (np.array([[None] * 10]), [[1.5] * 10], key.astype(float), [[256] + [0] * 9],
+                [[-1] + [0] * 9], [[0] * 10, [0] * 9], np.zeros((1, 10), dtype=bool), "abc"):
+        with pytest.raises(InvalidIdError):
+            unpack(bad)
+    # any integer dtype holding bytes is read
+    assert (unpack(key.astype(np.int64)) == INITIAL_BOARD).all()
+    assert (unpack(key[0].tolist()) == INITIAL_BOARD).all()
+    for bad in (10, "4HPwATDgc/ABMA", None):
+        with pytest.raises(InvalidIdError):
+            Position.from_key(bad)
+    assert Position.from_key(bytes(key[0])) == Position.initial()
+
+
 def test_parse_accepts_both_formats():
     assert Position.parse(" 4HPwATDgc/ABMA ") == Position.initial()
     assert Position.parse("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10") == Position.initial()
