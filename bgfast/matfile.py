@@ -37,7 +37,7 @@ import re
 from ._files import atomic_write
 from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH, apply_moves
-from .game import Game, Match, Phase, Rules
+from .game import Game, Match, Phase, Rules, check_name
 
 __all__ = ["dumps", "loads", "dump", "load", "format_moves"]
 
@@ -145,12 +145,16 @@ def _rules_tag(rules: Rules) -> str:
 
 
 def _check_name(name: str, where: str = "") -> None:
-    """Refuse a player name that a ``.mat`` score line cannot hold: empty,
-    or with a ``:`` (it ends the name) or a line break (any that
-    ``str.splitlines`` splits at)."""
-    if not name.strip() or ":" in name or len(f"x{name}x".splitlines()) != 1:
+    """Refuse a player name that a ``.mat`` score line cannot hold: one
+    :func:`bgfast.game.check_name` refuses (empty, control characters, line
+    breaks, ...) or one with a ``:``, which ends the name there."""
+    try:
+        check_name(name)
+    except BgfastError as exc:
+        raise InvalidRecordError(f"{where}player name: {exc}") from None
+    if ":" in name:
         raise InvalidRecordError(f"{where}player name {name!r} cannot be written to a .mat file "
-                                 "(it must be non-empty, without ':' or line breaks)")
+                                 "(a ':' ends the name there)")
 
 
 def dumps(match: Match) -> str:
