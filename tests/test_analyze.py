@@ -247,7 +247,8 @@ def test_match_analysis_cube_rows_known_values(tmp_path):
     from bgfast.players import Beginner, Heuristic, play_match
 
     # Beginner never doubles: its missed doubles, passes among them
-    m = play_match(Match(5, seed=5, names=("Heuristic", "Beginner")), (Heuristic(), Beginner(seed=5)))
+    m = play_match(Match(5, seed=5, names=("Heuristic", "Beginner")),
+                   (Heuristic(), Beginner(seed=5)))
     matfile.dump(m, tmp_path / "m.mat")
     rows = list(analyze_match(matfile.load(tmp_path / "m.mat")))
     nd_rows = [r for r in rows if r["kind"] == "cube" and r["played"] == "no double"]

@@ -143,7 +143,8 @@ def test_cubeless_equity_counts_backgammons():
     p = [0.6, 0.2, 0.05, 0.1, 0.02]
     assert C.cubeless_equity(p) == pytest.approx(0.33, abs=1e-12)
     assert cube_decision(p).cubeless_equity == pytest.approx(0.33, abs=1e-12)
-    assert C.cubeless_equity([0.4, 0.1, 0.0, 0.3, 0.1]) == pytest.approx(-0.5, abs=1e-12)  # -0.2 - 0.2 - 0.1
+    # -0.2 + (0.1 - 0.3) + (0 - 0.1)
+    assert C.cubeless_equity([0.4, 0.1, 0.0, 0.3, 0.1]) == pytest.approx(-0.5, abs=1e-12)
 
 
 def test_jacoby_owned_cube_counts_gammons():
