@@ -58,7 +58,7 @@ def test_check_command():
 
 @pytest.mark.slow
 def test_the_tests_kill_at_least_90_percent_of_the_mutants():
-    """The whole mutation run: about 15 minutes on two cores."""
+    """The whole mutation run: about 10 minutes on two cores."""
     r = subprocess.run([sys.executable, str(SCRIPT), "--min-score", "90"], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
