@@ -49,14 +49,26 @@ static inline float bgv_sigmoid1(float x)
 #define BGV_CLONES
 #endif
 
+/* A helper that takes or returns a 32-byte vector by value is always
+   inlined, at every optimisation level (-O0 included): such a value is
+   passed in a ymm register inside the AVX2 clone but in memory elsewhere,
+   so a real call from the AVX2 clone to the one non-AVX copy of the helper
+   would read garbage (the BGFAST_DEBUG=1 build's crash).  Inlined, each
+   clone gets its own copy and no vector crosses a call, which is why the
+   ABI warning below can be silenced. */
+#if defined(__GNUC__)
+#define BGV_VECTOR_HELPER static inline __attribute__((always_inline))
+#else
+#define BGV_VECTOR_HELPER static inline
+#endif
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"   /* 32-byte vectors stay inside inlined code */
+#pragma GCC diagnostic ignored "-Wpsabi"   /* no vector crosses a call: see BGV_VECTOR_HELPER */
 #endif
 typedef float bgv_f8 __attribute__((vector_size(32)));
 typedef int32_t bgv_i8 __attribute__((vector_size(32)));
 
 /* bgv_sigmoid1 of 8 values at once (the same operations, lane by lane) */
-static inline bgv_f8 bgv_sigmoid8(bgv_f8 x)
+BGV_VECTOR_HELPER bgv_f8 bgv_sigmoid8(bgv_f8 x)
 {
     const bgv_f8 lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
     const bgv_f8 hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from bgfast import bearoff
 from bgfast.analyze import (AnalysisSettings, analyze_match, analyze_record, parse_record,
-                            resume_point, run, summarize)
+                            read_records, resume_point, run, summarize)
 from bgfast.cli import main
 from bgfast.movegen import legal_plays
 from bgfast.position import Position
@@ -91,6 +91,27 @@ def test_bad_lines_are_reported_and_the_rest_runs():
     assert [r["line"] for r in rows] == [1, 2, 5, 6, 7]
     assert ["error" in r for r in rows] == [False, True, True, True, False]
     assert "14 characters" in rows[1]["error"] and "die" in rows[2]["error"]
+
+
+@pytest.mark.parametrize("k, kept", [
+    (0, [1, 2, 5, 6]), (1, [2, 5, 6]), (2, [5, 6]), (4, [5, 6]), (5, [6]), (6, []), (9, [])])
+def test_read_records_skips_exactly_lines_1_to_k(k, kept):
+    """Line 3 is blank and line 4 a comment; ``start_after=k`` skips lines 1..k."""
+    lines = ["a\n", "  b  \n", "\n", "# c\n", "d\n", "e"]
+    got = list(read_records(lines, start_after=k))
+    assert [n for n, _ in got] == kept
+    assert [t for _, t in got] == ["abde"[[1, 2, 5, 6].index(n)] for n in kept]
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 7, 8])
+def test_block_path_starts_after_line_k(k):
+    """The blocks of ``run`` hold lines k + 1 .. n, numbered from k + 1."""
+    from bgfast.analyze import _line_chunks
+
+    lines = [f"{i}\n" for i in range(1, 8)]
+    blocks = list(_line_chunks(lines, k, size=2, first_size=1))
+    got = [(first + j, raw) for first, raw in blocks for j, raw in enumerate(raw)]
+    assert got == [(i, f"{i}\n") for i in range(k + 1, 8)]
 
 
 def test_order_kept_with_several_workers():
@@ -215,6 +236,91 @@ def test_match_analysis_rows_and_summary(bot_match, tmp_path):
     # random play loses far more equity than the heuristic player
     assert s[1]["checker_error_rate_milli"] > s[0]["checker_error_rate_milli"]
     assert rows == list(analyze_match(match, jobs=2))
+
+
+def test_match_analysis_cube_rows_known_values(tmp_path):
+    """Double/pass is worth +1 (per unit cube, a match's MWCs normalised
+    between losing and winning the cube): a missed double in a pass position
+    loses 1 - no double, and a proper no double loses nothing."""
+    from bgfast import matfile
+    from bgfast.game import Match
+    from bgfast.players import Beginner, Heuristic, play_match
+
+    # Beginner never doubles: its missed doubles, passes among them
+    m = play_match(Match(5, seed=5, names=("Heuristic", "Beginner")),
+                   (Heuristic(), Beginner(seed=5)))
+    matfile.dump(m, tmp_path / "m.mat")
+    rows = list(analyze_match(matfile.load(tmp_path / "m.mat")))
+    nd_rows = [r for r in rows if r["kind"] == "cube" and r["played"] == "no double"]
+    passes = [r for r in nd_rows if r["best"] in ("Double, pass", "Redouble, pass")]
+    clear = [r for r in nd_rows if r["best"].startswith(("No double", "No redouble"))]
+    assert len(passes) >= 3 and len(clear) >= 10
+    for r in passes:
+        assert r["equity_best"] == 1.0
+        assert r["equity_played"] < 1.0
+        assert r["loss"] == pytest.approx(1.0 - r["equity_played"], abs=2e-6)
+    for r in clear:
+        assert r["loss"] == 0.0 and r["flag"] == ""
+        assert r["equity_best"] == r["equity_played"]
+
+
+def test_match_analysis_wrong_doubles_and_a_wrong_pass():
+    """A double right after the opening is a clear no double and a clear
+    take: the doubler loses no double - double/take, the taker loses nothing
+    and takes at minus the doubler's double/take; a pass is worth -1, so
+    passing that take loses 1 + the take's equity."""
+    from bgfast.game import Match
+
+    m = Match(5, seed=1, names=("A", "B"))
+    g = m.new_game()
+    g.opening_roll((3, 1))
+    g.play("8/5 6/5")
+    g.double()                        # B doubles at once, A takes
+    g.take()
+    g.roll((6, 5))
+    g.play("24/13")
+    g.double()                        # A redoubles at once, B passes
+    g.drop()
+    rows = [r for r in analyze_match(m) if r["kind"] != "checker"]
+    assert [(r["player"], r["kind"], r["played"], r["best"]) for r in rows] == [
+        (1, "cube", "double", "No double, take"), (0, "take", "take", "take"),
+        (0, "cube", "double", "No redouble, take"), (1, "take", "pass", "take")]
+    double, take, redouble, drop = rows
+    for r in (double, redouble):
+        assert r["equity_best"] > r["equity_played"]
+        assert r["loss"] == pytest.approx(r["equity_best"] - r["equity_played"], abs=2e-6)
+    assert take["loss"] == 0.0 and take["flag"] == ""
+    assert take["equity_played"] == take["equity_best"] == -double["equity_played"]
+    assert drop["equity_played"] == -1.0
+    assert drop["equity_best"] == -redouble["equity_played"]
+    assert drop["loss"] == pytest.approx(1.0 + drop["equity_best"], abs=2e-6)
+
+
+@pytest.mark.parametrize("loss, flag", [(0.0, ""), (0.039999, ""), (0.04, "doubtful"),
+                                        (0.079999, "doubtful"), (0.08, "error"),
+                                        (0.159999, "error"), (0.16, "blunder"), (1.5, "blunder")])
+def test_flags_at_gnubgs_thresholds(loss, flag):
+    """gnubg's defaults: doubtful from 0.04, error from 0.08, blunder from 0.16."""
+    from bgfast.analyze import flag_of
+
+    assert flag_of(loss) == flag
+
+
+def test_summary_counts_take_decisions_as_cube_decisions():
+    rows = [{"player": 0, "kind": "checker", "loss": 0.1, "flag": "error"},
+            {"player": 0, "kind": "cube", "loss": 0.2, "flag": "blunder"},
+            {"player": 0, "kind": "take", "loss": 0.05, "flag": "doubtful"},
+            {"player": 1, "kind": "checker", "loss": 0.0, "flag": ""},
+            {"player": 1, "kind": "checker", "loss": 0.03, "flag": ""}]
+    a, b = summarize(rows, ("A", "B"))["players"]
+    assert (a["name"], a["checker_decisions"], a["cube_decisions"]) == ("A", 1, 2)
+    assert a["checker_loss"] == 0.1 and a["cube_loss"] == 0.25 and a["total_loss"] == 0.35
+    assert a["error_rate_milli"] == 116.67              # 1000 * 0.35 / 3
+    assert a["checker_error_rate_milli"] == 100.0
+    assert (a["doubtful"], a["error"], a["blunder"]) == (1, 1, 1)
+    assert (b["checker_decisions"], b["cube_decisions"], b["total_loss"]) == (2, 0, 0.03)
+    assert b["error_rate_milli"] == 15.0 and b["checker_error_rate_milli"] == 15.0
+    assert (b["doubtful"], b["error"], b["blunder"]) == (0, 0, 0)
 
 
 def test_analyze_match_cli(bot_match, tmp_path):

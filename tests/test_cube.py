@@ -108,6 +108,74 @@ def test_jacoby_centred_cube_makes_gammons_worthless():
     assert cube_decision(big).action is CubeAction.TOO_GOOD_PASS
 
 
+@pytest.mark.parametrize("probs, expect", [
+    # no gammons: W = L = 1; live 0.5 / 2.5, dead 0.5 / 2 (RULES.md: 25%), cash 2 / 2.5
+    (probs_from(0.6), dict(W=1.0, L=1.0, take_live=0.20, take_dead=0.25,
+                           cash_live=0.80, cash_dead=0.75)),
+    # W = 1 + 0.21 / 0.7 = 1.3, L = 1 + 0.06 / 0.3 = 1.2: live 0.7 / 3, dead 0.7 / 2.5,
+    # cash live 2.2 / 3, cash dead 1 - 0.8 / 2.5
+    (probs_from(0.7, g_win=0.3, g_lose=0.2),
+     dict(W=1.3, L=1.2, take_live=0.7 / 3, take_dead=0.28, cash_live=2.2 / 3, cash_dead=0.68)),
+    # backgammons add once more: W = 1 + (0.1 + 0.05) / 0.5 = 1.3, L = 1 + (0.2 + 0.05) / 0.5
+    # = 1.5: live 1 / 3.3, dead 1 / 2.8, cash live 2.5 / 3.3, cash dead 1 - 0.8 / 2.8
+    ([0.5, 0.1, 0.05, 0.2, 0.05],
+     dict(W=1.3, L=1.5, take_live=1 / 3.3, take_dead=1 / 2.8, cash_live=2.5 / 3.3,
+          cash_dead=1 - 0.8 / 2.8)),
+])
+def test_money_take_points_known_values(probs, expect):
+    """Janowski's points by hand: take live (L - 1/2) / (W + L + 1/2), dead
+    (L - 1/2) / (W + L) (where 2(qW - (1-q)L) = -1), cash live (L + 1) / (W +
+    L + 1/2), dead 1 - (W - 1/2) / (W + L)."""
+    got = C.money_take_points(probs)
+    assert set(got) == set(expect)
+    for k, v in expect.items():
+        assert got[k] == pytest.approx(v, abs=1e-12), k
+    # the Jacoby rule with a centred cube: every game counts single, so the
+    # gammonless points whatever the gammon chances
+    jac = C.money_take_points(probs, jacoby_centred=True)
+    for k, v in dict(W=1.0, L=1.0, take_live=0.20, take_dead=0.25, cash_live=0.80,
+                     cash_dead=0.75).items():
+        assert jac[k] == pytest.approx(v, abs=1e-12), k
+
+
+def test_cubeless_equity_counts_backgammons():
+    """2w - 1 + wg - lg + wb - lb: 0.2 + (0.2 - 0.1) + (0.05 - 0.02) = 0.33."""
+    p = [0.6, 0.2, 0.05, 0.1, 0.02]
+    assert C.cubeless_equity(p) == pytest.approx(0.33, abs=1e-12)
+    assert cube_decision(p).cubeless_equity == pytest.approx(0.33, abs=1e-12)
+    # -0.2 + (0.1 - 0.3) + (0 - 0.1)
+    assert C.cubeless_equity([0.4, 0.1, 0.0, 0.3, 0.1]) == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_jacoby_owned_cube_counts_gammons():
+    """Jacoby applies only while the cube is centred: my owned 2-cube at
+    p = 0.7, W = 1.3, L = 1.2 (0.3 of my wins gammons, 0.2 of my losses).
+
+    Cubeless 0.4 + 0.21 - 0.06 = 0.55.  Owned: the live line runs (0, -L),
+    (CP, 1), (1, W) with CP = 2.2 / 3, so at 0.7 it is -1.2 + 2.2 * 0.7 / CP
+    = 0.9 and no redouble is 0.7 * 0.9 + 0.3 * 0.55 = 0.795.  Redoubled
+    (the opponent owns): (0, -L), (TP, -1), (1, W) with TP = 0.7 / 3 gives
+    -1 + 2.3 * (14/30) / (23/30) = 0.4, so double/take is 2 (0.7 * 0.4 +
+    0.3 * 0.55) = 0.89 < 1: redouble, take.  The opponent's take points are
+    1 - CP = 0.8 / 3 and 0.8 / 2.5 (his W is my L and the reverse)."""
+    p = probs_from(0.7, g_win=0.3, g_lose=0.2)
+    for rules in (MoneyRules(jacoby=True), MoneyRules(), None):
+        d = cube_decision(p, cube=2, owner="me", efficiency=0.7, money=rules)
+        assert d.cubeless_equity == pytest.approx(0.55, abs=1e-12)
+        assert d.gammon_price == {"me": 0.5, "opp": 0.5, "me_backgammon": 0.5,
+                                  "opp_backgammon": 0.5}
+        assert d.no_double == pytest.approx(0.795, abs=1e-12)
+        assert d.double_take == pytest.approx(0.89, abs=1e-12)
+        assert d.double_pass == 1.0
+        assert d.action is CubeAction.DOUBLE_TAKE and d.action_text == "Redouble, take"
+        assert d.take_point_live == pytest.approx(0.8 / 3, abs=1e-12)
+        assert d.take_point_dead == pytest.approx(0.32, abs=1e-12)
+    # the same position with a centred cube under Jacoby: gammons count for nothing yet
+    c = cube_decision(p, efficiency=0.7, money=MoneyRules(jacoby=True))
+    assert c.cubeless_equity == pytest.approx(0.4, abs=1e-12)
+    assert c.gammon_price["me"] == 0.0 and c.gammon_price_after_double["me"] == 0.5
+
+
 def test_beaver():
     p = probs_from(0.45, g_win=0.1, g_lose=0.1)
     d = cube_decision(p, money=MoneyRules(beavers=True))

@@ -125,11 +125,63 @@ def test_quasi_random_first_roll_is_stratified():
     assert c.equity != pytest.approx(d.equity, abs=1e-6)
 
 
+def test_standard_error_is_the_sample_deviation_over_root_n():
+    """stderr = sqrt(sum (x - mean)^2 / (n - 1)) / sqrt(n) of the per-trial values."""
+    s = RolloutSettings(trials=12, seed=23, jobs=1, truncate=3, variance_reduction=False)
+    r = rollout(INITIAL, s)
+    vals = run_chunk(INITIAL.board[None].copy(), 0, 12, s.kernel_params())[0][:, 0, :]
+    for k, name in enumerate(OUTPUT_NAMES):
+        x = [float(v) for v in vals[:, k]]
+        mean = sum(x) / 12
+        assert r.mean[name] == pytest.approx(mean, abs=1e-12)
+        se = (sum((v - mean) ** 2 for v in x) / 11) ** 0.5 / 12 ** 0.5
+        assert r.stderr[name] == pytest.approx(se, abs=1e-12), name
+    assert r.stderr["equity"] > 0.01
+
+
 def test_stderr_stopping_rule():
     r = rollout(INITIAL, trials=100000, seed=2, jobs=1, stderr_target=0.06, batch=72,
                 min_trials=72, variance_reduction=False)
     assert r.games < 100000 and r.games % 72 == 0
     assert r.stderr["equity"] <= 0.06
+
+
+def test_stderr_stop_equals_the_fixed_rollout_of_its_games():
+    """Stopped by the standard-error target after n games, a rollout is the
+    fixed n-trial rollout of the same seed: batches go on from trial n, not 0."""
+    s = RolloutSettings(seed=17, jobs=1, truncate=4, variance_reduction=False)
+    stopped = rollout(INITIAL, s, trials=10000, stderr_target=0.5, batch=50, min_trials=150)
+    assert stopped.games == 150                     # three batches, then the target holds
+    fixed = rollout(INITIAL, s, trials=150)
+    assert stopped.mean == fixed.mean and stopped.stderr == fixed.stderr
+    assert stopped.average_plies == fixed.average_plies
+    # a target that is never met runs every trial, in batches, as one rollout
+    capped = rollout(INITIAL, s, trials=130, stderr_target=1e-9, batch=50, min_trials=50)
+    assert capped.games == 130 and capped.mean == rollout(INITIAL, s, trials=130).mean
+
+
+def test_quasi_random_trials_cover_every_pair_of_first_rolls_once():
+    """Truncated after 2 plies, trial t is worth the value after the policy's
+    plays of rolls perm0[t % 36] and then perm1[(t + t // 36) % 36]; 1296
+    trials see all 36 x 36 pairs once, so the mean is the exact average."""
+    from bgfast import _rollout
+    from bgfast.evaluate import PubevalEvaluator
+
+    dice = np.array([(o // 6 + 1, o % 6 + 1) for o in range(36)], dtype=np.int64)
+    _, first = PubevalEvaluator().choose(np.repeat(INITIAL.board[None], 36, axis=0), dice)
+    _, second = PubevalEvaluator().choose(np.repeat(first, 36, axis=0), np.tile(dice, (36, 1)))
+    value = get_evaluator("composite").evaluate_batch(second)    # pair (o1, o2) at 36 o1 + o2
+    t = np.arange(1296)
+    for seed in (13, 14):
+        s = RolloutSettings(seed=seed, truncate=2, variance_reduction=False)
+        vals, plies = run_chunk(INITIAL.board[None].copy(), 0, 1296, s.kernel_params())
+        perm = _rollout.permutations(seed)
+        pair = 36 * perm[0][t % 36] + perm[1][(t + t // 36) % 36]
+        assert np.array_equal(np.bincount(pair, minlength=1296), np.ones(1296))
+        np.testing.assert_allclose(vals[:, 0, :5], value[pair], rtol=0, atol=1e-12)
+        r = rollout(INITIAL, s, trials=1296, jobs=1)
+        np.testing.assert_allclose([r.mean[k] for k in OUTPUT_NAMES[:5]], value.mean(axis=0),
+                                   rtol=0, atol=1e-12)
 
 
 def test_candidate_plays_share_dice():
@@ -142,6 +194,16 @@ def test_candidate_plays_share_dice():
         # the same trials: the play's value is minus its result's value
         assert r.equity == pytest.approx(-alone.equity, abs=1e-12)
         assert r.mean["win"] == pytest.approx(1 - alone.mean["win"], abs=1e-12)
+        # the mover's gammons are the roller's lost gammons, and so are their
+        # standard errors; a win's error is its loss's
+        theirs = {"win": "win", "win_gammon": "lose_gammon", "win_backgammon": "lose_backgammon",
+                  "lose_gammon": "win_gammon", "lose_backgammon": "win_backgammon",
+                  "equity": "equity"}
+        for k in ("win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon"):
+            assert r.mean[k] == pytest.approx(alone.mean[theirs[k]], abs=1e-12), k
+        for k in OUTPUT_NAMES:
+            assert r.stderr[k] == pytest.approx(alone.stderr[theirs[k]], abs=1e-12), k
+        assert alone.stderr["win_gammon"] != pytest.approx(alone.stderr["lose_gammon"], abs=1e-4)
 
 
 def test_all_21_rolls():
