@@ -120,7 +120,7 @@ def test_python_dash_m(tmp_path):
     assert out.stdout.strip() == "167 167"
 
 
-# The contexts of issue 16 (D14): an XGID at 2-4 to 9 with the cube at 2 on the
+# An XGID at 2-4 to 9 with the cube at 2 on the
 # bottom (on roll), the same with dice 52, and a gnubg ID (4-2 to 9, dice 52).
 XGID_2_4 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
 XGID_52 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:52:2:4:0:9:10"

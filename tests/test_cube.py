@@ -794,7 +794,7 @@ def test_cli_bad_cube_value_is_named_first(cube):
         assert f"power of 2 (1, 2, 4, ...), not {cube}" in r.stderr and "--owner" not in r.stderr
 
 
-# the XGID of issue 16 (D14): 2-4 to 9, cube 2 owned by the player on roll (bottom)
+# an XGID at 2-4 to 9, cube 2 owned by the player on roll (bottom)
 XGID_2_4 = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
 
 
