@@ -56,14 +56,13 @@ with the others raises :class:`bgfast.errors.DatabaseError`.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 import os
 import re
 import struct
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -357,9 +356,14 @@ def _play_games(block, _args) -> np.ndarray:
 
 
 def _jobs(jobs) -> int:
+    """Processes to use: ``jobs``, or every core when None."""
     from .rollout import _cores
 
-    return int(jobs) if jobs else _cores()
+    if jobs is None:
+        return _cores()
+    if int(jobs) < 1:
+        raise BgfastError("jobs must be at least 1")
+    return int(jobs)
 
 
 def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = None,
@@ -381,16 +385,18 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     if not 0 <= int(seed) < 2 ** 64:
         raise BgfastError("seed must be in 0 .. 2**64 - 1")
     plist = _parse_players(players)
+    jobs = _jobs(jobs)
     for name, _w in plist:
         _game_player(name)                  # unknown names, a missing gnubg-nn: before any work
     seen: set = set()
     if exclude is not None:
         ex = exclude.keys if isinstance(exclude, PositionSet) else np.asarray(exclude, dtype=np.uint8)
-        seen.update(bytes(k) for k in ex.reshape(-1, 10))
+        if ex.ndim != 2 or ex.shape[1] != 10:
+            raise BgfastError(f"exclude must be position keys of shape (M, 10), not {ex.shape}")
+        seen.update(bytes(k) for k in ex)
     keys: list = []
     sources: list = []
     games_played = {}
-    jobs = _jobs(jobs)
     for pi, ((name, _w), quota) in enumerate(zip(plist, _quotas(int(n), plist))):
         if quota == 0:
             games_played[name] = 0

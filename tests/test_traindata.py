@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bgfast import pack, unpack
 from bgfast.cli import main
 from bgfast.errors import BgfastError, DatabaseError
 from bgfast.position import INITIAL_BOARD, Position, PositionClass, classify_boards
-from bgfast.rollout import RolloutSettings, rollout
+from bgfast.rollout import rollout
 from bgfast import traindata as td
 
 QUICK = "net=2,pubeval=1,beginner=1"            # the fast players
@@ -114,6 +113,16 @@ def test_sample_positions_exclude_and_reject(sample):
         td.sample_positions(10, seed=1, players="net=0")
     with pytest.raises(BgfastError, match="at least 1"):
         td.sample_positions(0, seed=1)
+    with pytest.raises(BgfastError, match="jobs must be at least 1"):
+        td.sample_positions(5, seed=1, jobs=0)
+    with pytest.raises(BgfastError, match="shape"):
+        td.sample_positions(5, seed=1, exclude=np.zeros((3, 9), dtype=np.uint8))
+
+
+def test_gnubg_as_a_source(gnubg_nn):
+    ps = td.sample_positions(40, seed=2, players="gnubg=1,net=1", jobs=1)
+    assert ps.source_counts() == {"gnubg": 20, "net": 20}
+    assert ps.meta["games"]["gnubg"] >= 1
 
 
 def test_positions_file_round_trip(sample, positions_file):
@@ -258,11 +267,13 @@ def run():
     return invoke
 
 
-def test_cli_positions_and_label(run, tmp_path, sample):
+def test_cli_positions_and_label(run, tmp_path, sample, monkeypatch):
     p = tmp_path / "p.bgtd"
+    monkeypatch.setenv("BGFAST_PROGRESS", "1")            # the bar, as on a terminal
     r = run("data", "positions", "-n", 120, "--seed", 4, "--players", QUICK, "-o", p, "-j", 1)
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith(f"{p}: 120 positions (contact ")
+    assert r.stdout.startswith(f"{p}: 120 positions (contact ") and "120/120" in r.stderr
+    monkeypatch.delenv("BGFAST_PROGRESS")
     assert td.load_positions(p).digest == sample.digest
     out = tmp_path / "L"
     r = run("data", "label", p, "-o", out, "--trials", 6, "--truncate", 3, "--seed", 9,

@@ -20,10 +20,19 @@ def data():
 
 
 def _bar_callback(bar):
+    """A ``progress(done, total)`` callback that moves ``bar`` (a resumed
+    run's first call starts it where the run stands)."""
+    started = False
+
     def progress(done, total):
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+        nonlocal started
+        if not started:
+            started = True
+            bar.reset(total)
+            bar.n = bar.last_print_n = bar.initial = done
+            bar.refresh()
+        else:
+            bar.update(done - bar.n)
     return progress
 
 
