@@ -118,9 +118,10 @@ def _summarise(a, b, seed, pts, plies, seconds) -> DuelResult:
         plies=float(np.mean(plies)) if n else 0.0, seconds=round(seconds, 3))
 
 
-def _py_game(players, seed: int, pair: int, swap: int) -> tuple[int, int]:
+def _py_game(players, seed: int, pair: int, swap: int, record: list | None = None) -> tuple[int, int]:
     """One game in Python on the duel kernel's dice; returns (points for
-    players[0], plies)."""
+    players[0], plies).  ``record``: a list that gets the board after every
+    play that does not end the game (the next player on roll)."""
     from .position import Position
 
     b = np.array(Position.initial().board)
@@ -134,6 +135,8 @@ def _py_game(players, seed: int, pair: int, swap: int) -> tuple[int, int]:
         pseed = (seed * 1_000_003 + pair * 8 + swap * 2 + who) * 100_003 + t
         b = players[who].play(b, r // 6 + 1, r % 6 + 1, pseed & (2**63 - 1))
         t += 1
+        if record is not None and b[0].sum():
+            record.append(b)
         if b[0].sum() == 0:                    # the mover (now row 0) is off
             loser = b[1]
             pts = 1

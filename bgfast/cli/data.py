@@ -1,0 +1,138 @@
+"""``bgfast data positions`` and ``bgfast data label``: training data for the net
+(:mod:`bgfast.traindata`)."""
+from __future__ import annotations
+
+import os
+import time
+
+import click
+
+from . import emit_json, main
+from .analyze import _progress
+
+_POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expert", "net",
+             "net0", "net1", "net2"]
+
+
+@main.group()
+def data():
+    """Training data: positions from self-play, labelled by rollouts."""
+
+
+def _bar_callback(bar):
+    """A ``progress(done, total)`` callback that moves ``bar`` (a resumed
+    run's first call starts it where the run stands)."""
+    started = False
+
+    def progress(done, total):
+        nonlocal started
+        if not started:
+            started = True
+            bar.reset(total)
+            bar.n = bar.last_print_n = bar.initial = done
+            bar.refresh()
+        else:
+            bar.update(done - bar.n)
+    return progress
+
+
+@data.command()
+@click.option("-n", "count", type=click.IntRange(min=1), required=True,
+              help="Distinct positions to find.")
+@click.option("--seed", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True,
+              help="Seed of the games and of the order.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="The positions file to write (.bgtd).")
+@click.option("--players", default=None,
+              help="Players and weights, e.g. net=45,pubeval=20,easy=10,medium=10,"
+                   "beginner=10,expert=5 (the default); gnubg needs gnubg-nn.")
+@click.option("--exclude", "excludes", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A positions file whose positions are not taken (repeatable).")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Processes (default: every core); the result does not depend on it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def positions(count, seed, output, players, excludes, jobs, as_json):
+    """Find distinct positions in seeded self-play and write them to OUTPUT,
+    each with its class (contact, crashed, race)."""
+    import numpy as np
+
+    from .._files import check_writable
+    from ..traindata import load_positions, sample_positions, save_positions
+
+    check_writable(output)
+    exclude = None
+    if excludes:
+        exclude = np.concatenate([load_positions(p).keys for p in excludes])
+    t0 = time.monotonic()
+    bar = _progress(count)
+    try:
+        ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude,
+                              progress=_bar_callback(bar))
+    finally:
+        bar.close()
+    save_positions(ps, output)
+    summary = {"out": output, "positions": len(ps), "classes": ps.class_counts(),
+               "sources": ps.source_counts(), "games": ps.meta["games"], "digest": ps.digest,
+               "seconds": round(time.monotonic() - t0, 1)}
+    if as_json:
+        emit_json(summary)
+        return
+    classes = ", ".join(f"{k} {v}" for k, v in summary["classes"].items())
+    click.echo(f"{output}: {len(ps)} positions ({classes}) from "
+               f"{sum(summary['games'].values())} games in {summary['seconds']} s")
+
+
+@data.command()
+@click.argument("positions_file", metavar="POSITIONS", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
+              help="The labels directory (shard-NNNNNN.bgtd files).")
+@click.option("--trials", "-n", type=click.IntRange(1), default=None,
+              help="Rollout games per position [default: 72].")
+@click.option("--truncate", "-t", type=click.IntRange(0), default=None,
+              help="Plies before the net evaluates (0 = play to the end) [default: 11].")
+@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=None,
+              help="Seed; position i is rolled out with a seed of (seed, i) [default: 1].")
+@click.option("--policy", type=click.Choice(_POLICIES, case_sensitive=False), default="net",
+              show_default=True, help="Who plays the rollouts.")
+@click.option("--evaluator", "-e", default="net", show_default=True,
+              help="Evaluator for luck and truncation.")
+@click.option("--resume", is_flag=True, help="Continue the labels in OUTPUT.")
+@click.option("--limit", type=click.IntRange(0), default=None,
+              help="Label only the first LIMIT positions.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Processes (default: every core); the labels do not depend on it.")
+@click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
+              help="Positions per shard file.")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Write the shard being filled at least this often.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def label(positions_file, output, trials, truncate, seed, policy, evaluator, resume, limit, jobs,
+          shard_size, checkpoint_seconds, as_json):
+    """Roll out the positions of POSITIONS (a file of 'bgfast data positions')
+    and write their labels into the directory OUTPUT, checkpointing as it
+    goes; --resume continues an interrupted run with the same files as an
+    uninterrupted one."""
+    from dataclasses import replace
+
+    from ..traindata import LABEL_SETTINGS, label as run, load_positions
+
+    fields = {"policy": policy.lower(), "evaluator": evaluator}
+    for name, value in (("trials", trials), ("truncate", truncate), ("seed", seed)):
+        if value is not None:
+            fields[name] = value
+    settings = replace(LABEL_SETTINGS, **fields)
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise click.UsageError(f"{output} is not a directory")
+    ps = load_positions(positions_file)
+    bar = _progress(len(ps) if limit is None else min(limit, len(ps)))
+    try:
+        r = run(ps, settings, output, resume=resume, jobs=jobs, limit=limit,
+                shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
+                progress=_bar_callback(bar))
+    finally:
+        bar.close()
+    if as_json:
+        emit_json(r)
+        return
+    click.echo(f"{output}: {r['positions']} positions labelled ({r['labelled']} in this run, "
+               f"{r['seconds']} s), {r['shards']} complete shards")
