@@ -16,16 +16,44 @@ while a side can still redouble.  Rows each have their own score
 (``a``/``b`` away, pre-Crawford, post-Crawford or Crawford), cube and
 owner.  The MWCs come from the table's pre- and post-Crawford arrays.
 
+The cubeful search (:mod:`bgfast.cube`'s n-ply cubeful evaluation) uses
+the same model through :func:`cubeful_rows` (a row's 0-ply values in its
+own currency: money per unit of cube, match MWC), :func:`node_values` (the
+value of a node from its searched no-double and double/take values) and
+:func:`context_values` (what a context alone decides: whether the side on
+roll may double, and the MWCs of winning and losing the cube).
+
+A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the ``CTX_*``
+columns below): money (``match`` 0) or match (1), the away scores, the
+match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
+owner (centre, the side on roll, the opponent), the Jacoby rule and beavers.
+
 Every number is computed with the operations, in the order, that the
 formulas in :mod:`bgfast.cube`'s docstrings give, in double precision.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.math cimport NAN, fabs, isfinite
 from libc.string cimport memset
+from bgfast._evaluate cimport board_class
 
 cnp.import_array()
+
+cdef enum:
+    # the columns of a cube context row (``params``)
+    CTX_MATCH = 0
+    CTX_AWAY_ME = 1
+    CTX_AWAY_OPP = 2
+    CTX_STATE = 3
+    CTX_CUBE = 4
+    CTX_OWNER = 5
+    CTX_JACOBY = 6
+    CTX_BEAVERS = 7
+    CTX_COLUMNS = 8
+
+#: The columns of a cube context row, by name (the kernel's ``CTX_*`` order).
+CONTEXT_COLUMNS = ("match", "away_me", "away_opp", "state", "cube", "owner", "jacoby", "beavers")
 
 cdef enum:
     PRE = 0
@@ -113,37 +141,55 @@ cdef inline double _cubeless(const double* p) noexcept nogil:
     return 2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4]
 
 
-cdef double _money(const double* p, int owner, double x, bint jacoby) noexcept nogil:
-    cdef double W, L, tp, cp, dead
+cdef struct Money:
+    # what the money model needs of a row's probabilities, for any owner
+    double W, L                  # average values of games won and lost
+    double tp, cp                # the opponent's take point, my cash point
+    double dead                  # the cubeless equity
+
+
+cdef inline void _money_start(const double* p, Money* m) noexcept nogil:
+    _averages(p, &m.W, &m.L)
+    m.tp = (m.L - 0.5) / (m.W + m.L + 0.5)
+    m.cp = (m.L + 1.0) / (m.W + m.L + 0.5)
+    m.dead = _cubeless(p)
+
+
+cdef double _money_at(const double* p, const Money* m, int owner, double x,
+                      bint jacoby) noexcept nogil:
+    """Janowski's money equity of p (its :func:`_money_start` m) with the
+    cube at ``owner``."""
+    cdef double W = m.W, L = m.L, dead = m.dead
     cdef double xs[MAX_POINTS]
     cdef double ys[MAX_POINTS]
     cdef int n = 0
-    _averages(p, &W, &L)
-    tp = (L - 0.5) / (W + L + 0.5)
-    cp = (L + 1.0) / (W + L + 0.5)
     if jacoby and owner == OWN_CENTRE:
         # gammons count only once the cube is turned: the ends of the live
         # line and the dead equity lose them, the take and cash points keep them
         W = 1.0
         L = 1.0
         dead = 2.0 * p[0] - 1.0
-    else:
-        dead = _cubeless(p)
     xs[n] = 0.0
     ys[n] = -L
     n += 1
     if owner != OWN_ME:
-        xs[n] = tp
+        xs[n] = m.tp
         ys[n] = -1.0
         n += 1
     if owner != OWN_OPP:
-        xs[n] = cp
+        xs[n] = m.cp
         ys[n] = 1.0
         n += 1
     xs[n] = 1.0
     ys[n] = W
     n += 1
     return x * _interp(p[0], xs, ys, n) + (1.0 - x) * dead
+
+
+cdef double _money(const double* p, int owner, double x, bint jacoby) noexcept nogil:
+    cdef Money m
+    _money_start(p, &m)
+    return _money_at(p, &m, owner, x, jacoby)
 
 
 def money_cubeful(const double[:, ::1] p, int owner, const double[::1] x, bint jacoby):
@@ -163,6 +209,14 @@ def money_cubeful(const double[:, ::1] p, int owner, const double[::1] x, bint j
 # match
 # ---------------------------------------------------------------------------
 
+cdef struct Score:
+    # what a score and cube alone give, remembered per cube level j: the
+    # MWCs after k = 1, 2, 3 cubes won by me (side 0) or the opponent (side 1);
+    # bit j of ``known``: level j is there
+    uint32_t known
+    double mv[LEVELS][2][3]
+
+
 cdef struct Row:
     const double* p
     double win[3]                # single, gammon, backgammon wins
@@ -172,12 +226,14 @@ cdef struct Row:
     const double* pre            # [N, N]: pre[a - 1, b - 1]
     const double* post           # [N]
     int64_t N
-    # remembered per cube level j: the MWCs after k = 1, 2, 3 cubes won by
-    # me (side 0) or the opponent (side 1), and W and L
-    int have[LEVELS]
-    double mv[LEVELS][2][3]
+    Score* s                     # the MWCs of the row's score and cube (shared by its rows)
+    # remembered per cube level j (bit j of ``known``): W and L; (bit j of
+    # ``points_known[k]``) my cash (k = 0) and take (k = 1) points
+    uint32_t known
+    uint32_t points_known[2]
     double wv[LEVELS]
     double lv[LEVELS]
+    double points[2][LEVELS]
 
 
 cdef double _mwc_after(const Row* r, int64_t a, int64_t b) noexcept nogil:
@@ -211,24 +267,33 @@ cdef double _average(const double* q, double v1, double v2, double v3) noexcept 
     return (q[0] * v1 + q[1] * v2 + q[2] * v3) / s
 
 
-cdef void _level(Row* r, int j) noexcept nogil:
-    """Work out and remember level j's MWCs, W and L."""
+cdef void _score_level(Row* r, int j) noexcept nogil:
+    """Work out and remember level j's MWCs (of the row's score and cube)."""
     cdef int k, side
+    cdef Score* s = r.s
     for side in range(2):
         for k in range(3):
-            r.mv[j][side][k] = _M_direct(r, k + 1, j, side)
-    r.wv[j] = _average(r.win, r.mv[j][0][0], r.mv[j][0][1], r.mv[j][0][2])
-    r.lv[j] = _average(r.lose, r.mv[j][1][0], r.mv[j][1][1], r.mv[j][1][2])
-    r.have[j] = 1
+            s.mv[j][side][k] = _M_direct(r, k + 1, j, side)
+    s.known |= (<uint32_t>1) << j
+
+
+cdef void _level(Row* r, int j) noexcept nogil:
+    """Work out and remember level j's W and L."""
+    cdef Score* s = r.s
+    if not (s.known >> j) & 1:
+        _score_level(r, j)
+    r.wv[j] = _average(r.win, s.mv[j][0][0], s.mv[j][0][1], s.mv[j][0][2])
+    r.lv[j] = _average(r.lose, s.mv[j][1][0], s.mv[j][1][1], s.mv[j][1][2])
+    r.known |= (<uint32_t>1) << j
 
 
 cdef inline double _M(Row* r, int k, int j, int side) noexcept nogil:
     """My MWC after I (side 0) or the opponent (side 1) win k times the cube at level j."""
     if j >= LEVELS:
         return _M_direct(r, k, j, side)
-    if not r.have[j]:
-        _level(r, j)
-    return r.mv[j][side][k - 1]
+    if not (r.s.known >> j) & 1:
+        _score_level(r, j)
+    return r.s.mv[j][side][k - 1]
 
 
 cdef inline double _value(Row* r, int j, int side) noexcept nogil:
@@ -237,7 +302,7 @@ cdef inline double _value(Row* r, int j, int side) noexcept nogil:
     cdef const double* q = &r.win[0] if side == 0 else &r.lose[0]
     if j >= LEVELS:
         return _average(q, _M(r, 1, j, side), _M(r, 2, j, side), _M(r, 3, j, side))
-    if not r.have[j]:
+    if not (r.known >> j) & 1:
         _level(r, j)
     return r.wv[j] if side == 0 else r.lv[j]
 
@@ -275,7 +340,7 @@ cdef inline double _dead_cp_me(Row* r, int j) noexcept nogil:
     return _break_even(r, j, _M(r, 1, j, 0))
 
 
-cdef double _cp_me(Row* r, int j) noexcept nogil:
+cdef double _cp_me_at(Row* r, int j) noexcept nogil:
     """My winning chance at which the opponent's take of my double at level j breaks even."""
     cdef double tp2, lose2
     if not _can_double_opp(r, j + 1):
@@ -286,13 +351,32 @@ cdef double _cp_me(Row* r, int j) noexcept nogil:
     return tp2 + (1.0 - tp2) * _ratio(_M(r, 1, j, 0) - lose2, _W(r, j + 1) - lose2)
 
 
-cdef double _tp_me(Row* r, int j) noexcept nogil:
+cdef double _tp_me_at(Row* r, int j) noexcept nogil:
     """My take point (my winning chance) when the opponent doubles at level j."""
     cdef double pas = _M(r, 1, j, 1), lo
     if not _can_double_me(r, j + 1):
         return _break_even(r, j, pas)
     lo = _L(r, j + 1)
     return _cp_me(r, j + 1) * _ratio(pas - lo, _M(r, 1, j + 1, 0) - lo)
+
+
+cdef double _point(Row* r, int j, int kind) noexcept nogil:
+    """My cash point (kind 0, :func:`_cp_me_at`) or take point (kind 1,
+    :func:`_tp_me_at`) at level j, remembered per level."""
+    if j >= LEVELS:
+        return _cp_me_at(r, j) if kind == 0 else _tp_me_at(r, j)
+    if not (r.points_known[kind] >> j) & 1:
+        r.points[kind][j] = _cp_me_at(r, j) if kind == 0 else _tp_me_at(r, j)
+        r.points_known[kind] |= (<uint32_t>1) << j
+    return r.points[kind][j]
+
+
+cdef inline double _cp_me(Row* r, int j) noexcept nogil:
+    return _point(r, j, 0)
+
+
+cdef inline double _tp_me(Row* r, int j) noexcept nogil:
+    return _point(r, j, 1)
 
 
 cdef double _live(Row* r, int j, int owner) noexcept nogil:
@@ -335,8 +419,10 @@ cdef void _gammon_prices(Row* r, int j, double* out) noexcept nogil:
 
 
 cdef inline void _start(Row* r, const double* p, int64_t a, int64_t b, int64_t state,
-                        int64_t cube) noexcept nogil:
-    """Row r for probabilities p at a/b away, ``state`` and ``cube``, no level known yet."""
+                        int64_t cube, Score* s) noexcept nogil:
+    """Row r for probabilities p at a/b away, ``state`` and ``cube`` (whose
+    MWCs ``s`` remembers, for every row at that score and cube), no level
+    of W and L known yet."""
     r.p = p
     r.win[0] = p[0] - p[1]
     r.win[1] = p[1] - p[2]
@@ -348,7 +434,8 @@ cdef inline void _start(Row* r, const double* p, int64_t a, int64_t b, int64_t s
     r.b = b
     r.state = <int>state
     r.cube = cube
-    memset(r.have, 0, sizeof(r.have))
+    r.s = s
+    r.known = r.points_known[0] = r.points_known[1] = 0
 
 
 def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] b,
@@ -365,6 +452,7 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
     turned at this score, whoever owns it)."""
     cdef Py_ssize_t n = p.shape[0], i
     cdef Row r
+    cdef Score s
     nd_ = np.empty(n)
     dt_ = np.empty(n)
     dp_ = np.empty(n)
@@ -384,7 +472,8 @@ def match_rows(const double[:, ::1] p, const int64_t[::1] a, const int64_t[::1] 
     r.post = &post[0] if r.N else NULL
     with nogil:
         for i in range(n):
-            _start(&r, &p[i, 0], a[i], b[i], state[i], cube[i])
+            s.known = 0
+            _start(&r, &p[i, 0], a[i], b[i], state[i], cube[i], &s)
             cd[i] = _can_double_me(&r, 0)
             nd[i] = _cubeful(&r, 0, <int>owner[i], x_nd[i])
             dt[i] = _cubeful(&r, 1, OWN_OPP, x_dt[i])
@@ -462,14 +551,119 @@ DECISION_COLUMNS = ("no_double", "double_take", "double_pass", "take_point_live"
                     "mwc_lose")
 
 
+cdef inline double _norm(double m, double lo, double hi) noexcept nogil:
+    """The MWC m normalised between losing (lo: -1) and winning (hi: +1)
+    the cube's points; 0 when hi <= lo."""
+    if hi > lo:
+        return 2.0 * (m - lo) / (hi - lo) - 1.0
+    return 0.0
+
+
+cdef inline void _set_tables(Row* r, const double[:, ::1] pre, const double[::1] post) except *:
+    if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
+        raise ValueError("the table's pre- and post-Crawford arrays do not match")
+    r.N = pre.shape[0]
+    r.pre = &pre[0, 0] if r.N else NULL
+    r.post = &post[0] if r.N else NULL
+
+
+cdef inline void _check_contexts(const Row* r, const int64_t[:, ::1] params,
+                                 const int32_t[::1] ctx) except *:
+    """Raise unless every context row fits the table (and every ``ctx``
+    entry, when given, names one)."""
+    cdef Py_ssize_t i
+    if params.shape[1] != CTX_COLUMNS:
+        raise ValueError(f"params must have {CTX_COLUMNS} columns")
+    for i in range(params.shape[0]):
+        if params[i, CTX_MATCH] and not (1 <= params[i, CTX_AWAY_ME] <= r.N
+                                         and 1 <= params[i, CTX_AWAY_OPP] <= r.N):
+            raise ValueError(f"context {i}: away scores outside the table")
+    if ctx is not None:
+        for i in range(ctx.shape[0]):
+            if not 0 <= ctx[i] < params.shape[0]:
+                raise ValueError(f"row {i}: no context {ctx[i]}")
+
+
+cdef inline object _new_scores(Py_ssize_t nctx):
+    """Zeroed room for the :c:type:`Score` of ``nctx`` contexts (at least one)."""
+    return np.zeros(max(nctx, 1) * sizeof(Score), dtype=np.uint8)
+
+
+cdef int _decide_one(Row* r, const double* q, const int64_t* c, Score* s, double x,
+                     const double* e, double eps, bint details, bint every_double, double* v,
+                     bint* beaver, bint* can_double) noexcept nogil:
+    """The cube decision of one row of checked probabilities q at the
+    context c (money or match; a match context's MWCs remembered in s), x
+    its cube efficiency and e its exact money equities (NaN: none): the
+    values of :data:`DECISION_COLUMNS` go to v, ``beaver`` and
+    ``can_double`` are set, and the action number of :func:`_action` is
+    returned.  Without ``details`` the live take point and a match row's
+    normalised values (columns 0-3) are NaN, and without ``every_double``
+    too the double/take values of a row whose side on roll may not double
+    (they do not change its action or its value)."""
+    cdef int ow = <int>c[CTX_OWNER]
+    cdef Money mo
+    cdef double dtc, lo, hi, ceq, xn, xd, mn, md, mp
+    cdef bint can, bv, exact = _finite3(e)
+    if not c[CTX_MATCH]:
+        can = ow != OWN_OPP
+        _money_start(q, &mo)
+        v[0] = e[ow] if exact else _money_at(q, &mo, ow, x, c[CTX_JACOBY] != 0)
+        if can or every_double or details:
+            v[1] = 2.0 * e[2] if exact else 2.0 * _money_at(q, &mo, OWN_OPP, x, False)
+        else:
+            v[1] = NAN
+        v[2] = 1.0
+        bv = c[CTX_BEAVERS] != 0 and can and v[1] < 0.0
+        dtc = 2.0 * v[1] if bv else v[1]
+        v[3] = 1.0 - mo.cp if details else NAN
+        v[4] = v[5] = x
+        v[6] = v[7] = v[8] = v[9] = NAN
+        beaver[0] = bv
+        can_double[0] = can
+        return _action(v[0], dtc, 1.0, can, bv, eps)
+    _start(r, q, c[CTX_AWAY_ME], c[CTX_AWAY_OPP], c[CTX_STATE], c[CTX_CUBE], s)
+    can = ow != OWN_OPP and _can_double_me(r, 0)
+    xn = xd = x
+    if exact:
+        ceq = _cubeless(q)
+        xn = _effective(q, e, ow, ceq, x)
+    mn = _cubeful(r, 0, ow, xn)
+    if can or every_double or details:
+        if exact:
+            xd = _effective(q, e, OWN_OPP, ceq, x)
+        md = _cubeful(r, 1, OWN_OPP, xd)
+    else:
+        md = NAN
+    mp = _M(r, 1, 0, 0)
+    lo = _M(r, 1, 0, 1)
+    hi = mp
+    if details:
+        v[0] = _norm(mn, lo, hi)
+        v[1] = _norm(md, lo, hi)
+        v[2] = _norm(mp, lo, hi)
+        v[3] = NAN if r.state == CRAWFORD else 1.0 - _cp_me(r, 0)
+    else:
+        v[0] = v[1] = v[2] = v[3] = NAN
+    v[4] = xn
+    v[5] = xd
+    v[6] = mn
+    v[7] = md
+    v[8] = mp
+    v[9] = lo
+    beaver[0] = False
+    can_double[0] = can
+    return _action(mn, md, mp, can, False, eps)
+
+
 def decide_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
                 const double[::1] x, const double[:, ::1] exact, const double[:, ::1] pre,
                 const double[::1] post, double eps, const cnp.int8_t[::1] codes,
                 values=None):
     """The cube decision of each row of checked, clipped probabilities p[n, 5].
 
-    Row i is decided at the cube context ``params[ctx[i]]``: (match, a, b,
-    state, cube, owner, jacoby, beavers).  Money contexts (``match`` 0): the
+    Row i is decided at the cube context ``params[ctx[i]]`` (a row of
+    :data:`CONTEXT_COLUMNS`).  Money contexts (``match`` 0): the
     cube at ``owner`` (0 centre, 1 me, 2 the opponent), the Jacoby rule and
     beavers as flagged; an ``exact`` row without NaN holds the exact cubeful
     money equities (centred, mine, the opponent's) that replace Janowski's.
@@ -489,12 +683,7 @@ def decide_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:,
     :func:`_action`) and ``beaver`` (bool)."""
     cdef Py_ssize_t n = p.shape[0], i, nctx = params.shape[0]
     cdef Row r
-    cdef const double* q
-    cdef const int64_t* c
-    cdef double* v
-    cdef double W, L, dtc, lo, hi, ceq, xn, xd, mn, md, mp
-    cdef int ow
-    cdef bint can, bv
+    cdef bint bv, can
     if values is None:
         values = np.empty((n, 10))
     cdef double[:, ::1] out = values
@@ -504,78 +693,282 @@ def decide_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:,
     cdef uint8_t[::1] bvr = bv_
     if codes.shape[0] < 10:
         raise ValueError("codes must name the 10 actions")
-    if params.shape[1] != 8:
-        raise ValueError("params must have 8 columns")
     if ctx.shape[0] != n or x.shape[0] != n:
         raise ValueError("ctx and x must have one entry per row")
     if exact.shape[0] != n or exact.shape[1] != 3:
         raise ValueError("exact must have shape (n, 3)")
     if out.shape[0] != n or out.shape[1] != 10:
         raise ValueError("values must have shape (n, 10)")
-    if pre.shape[0] != pre.shape[1] or post.shape[0] != pre.shape[0]:
-        raise ValueError("the table's pre- and post-Crawford arrays do not match")
-    r.N = pre.shape[0]
-    r.pre = &pre[0, 0] if r.N else NULL
-    r.post = &post[0] if r.N else NULL
-    for i in range(nctx):
-        if params[i, 0] and not (1 <= params[i, 1] <= r.N and 1 <= params[i, 2] <= r.N):
-            raise ValueError(f"context {i}: away scores outside the table")
-    for i in range(n):
-        if not 0 <= ctx[i] < nctx:
-            raise ValueError(f"row {i}: no context {ctx[i]}")
+    _set_tables(&r, pre, post)
+    _check_contexts(&r, params, ctx)
+    cdef uint8_t[::1] scores_buf = _new_scores(nctx)     # each context's MWCs, for all its rows
+    cdef Score* scores = <Score*>&scores_buf[0]
     with nogil:
         for i in range(n):
-            q = &p[i, 0]
-            c = &params[ctx[i], 0]
-            v = &out[i, 0]
-            ow = <int>c[5]
-            if not c[0]:
-                v[0] = _money(q, ow, x[i], c[6] != 0)
-                v[1] = 2.0 * _money(q, OWN_OPP, x[i], False)
-                if _finite3(&exact[i, 0]):
-                    v[0] = exact[i, ow]
-                    v[1] = 2.0 * exact[i, 2]
-                v[2] = 1.0
-                can = ow != OWN_OPP
-                bv = c[7] != 0 and can and v[1] < 0.0
-                dtc = 2.0 * v[1] if bv else v[1]
-                act[i] = codes[_action(v[0], dtc, 1.0, can, bv, eps)]
-                bvr[i] = bv
-                _averages(q, &W, &L)
-                v[3] = 1.0 - (L + 1.0) / (W + L + 0.5)
-                v[4] = v[5] = x[i]
-                v[6] = v[7] = v[8] = v[9] = NAN
-                continue
-            xn = xd = x[i]
-            if _finite3(&exact[i, 0]):
-                ceq = _cubeless(q)
-                xn = _effective(q, &exact[i, 0], ow, ceq, x[i])
-                xd = _effective(q, &exact[i, 0], OWN_OPP, ceq, x[i])
-            _start(&r, q, c[1], c[2], c[3], c[4])
-            can = ow != OWN_OPP and _can_double_me(&r, 0)
-            mn = _cubeful(&r, 0, ow, xn)
-            md = _cubeful(&r, 1, OWN_OPP, xd)
-            mp = _M(&r, 1, 0, 0)
-            lo = _M(&r, 1, 0, 1)
-            hi = mp
-            if hi > lo:
-                v[0] = 2.0 * (mn - lo) / (hi - lo) - 1.0
-                v[1] = 2.0 * (md - lo) / (hi - lo) - 1.0
-                v[2] = 2.0 * (mp - lo) / (hi - lo) - 1.0
-            else:
-                v[0] = v[1] = v[2] = 0.0
-            act[i] = codes[_action(mn, md, mp, can, False, eps)]
-            v[3] = NAN if r.state == CRAWFORD else 1.0 - _cp_me(&r, 0)
-            v[4] = xn
-            v[5] = xd
-            v[6] = mn
-            v[7] = md
-            v[8] = mp
-            v[9] = lo
+            act[i] = codes[_decide_one(&r, &p[i, 0], &params[ctx[i], 0], &scores[ctx[i]], x[i],
+                                       &exact[i, 0], eps, True, True, &out[i, 0], &bv, &can)]
+            bvr[i] = bv
     res = {name: values[:, j] for j, name in enumerate(DECISION_COLUMNS)}
     res["action"] = act_
     res["beaver"] = bv_.view(bool)
     return res
+
+
+# ---------------------------------------------------------------------------
+# the cubeful search's pieces
+# ---------------------------------------------------------------------------
+
+cdef inline double _node_value(double nd, double dtc, double dp, bint can) noexcept nogil:
+    """The value of a node to the side on roll: no double, or the better
+    for it of the opponent's answers to a double (``dtc`` the take, or the
+    beaver, already doubled; ``dp`` the pass) when it may double."""
+    cdef double answer
+    if not can:
+        return nd
+    answer = dtc if dtc < dp else dp
+    return answer if answer > nd else nd
+
+
+#: The columns of :func:`cubeful_rows`' values.
+CUBEFUL_COLUMNS = ("no_double", "double_take", "double_pass", "value", "lose", "mover_value",
+                   "mover_equity")
+
+
+cdef double _efficiency(int cls, double pips, const double* eff) noexcept nogil:
+    """The cube efficiency of position class ``cls`` (PositionClass codes)
+    with the roller's ``pips``; ``eff`` = (contact, bear-off, race min,
+    race max, pips at race min, pips at race max)."""
+    cdef double t
+    if cls == 3:
+        return eff[0]
+    if cls == 2:
+        t = _clip01((pips - eff[4]) / (eff[5] - eff[4]))
+        return eff[2] + t * (eff[3] - eff[2])
+    return eff[1]                                # bear-off and finished games
+
+
+def efficiencies(const cnp.int8_t[::1] classes, const double[::1] pips, const double[::1] eff):
+    """Cube efficiencies float64[n] of position classes with the roller's
+    pip counts (``eff`` as for :func:`_efficiency`)."""
+    cdef Py_ssize_t n = classes.shape[0], i
+    out = np.empty(n)
+    cdef double[::1] o = out
+    if pips.shape[0] != n or eff.shape[0] != 6:
+        raise ValueError("one pip count per class and 6 efficiency constants")
+    with nogil:
+        for i in range(n):
+            o[i] = _efficiency(classes[i], pips[i], &eff[0])
+    return out
+
+
+def board_efficiencies(const uint8_t[:, :, ::1] boards, const double[::1] eff):
+    """Cube efficiencies float64[n] of boards uint8[n, 2, 25] (player on
+    roll in row 1), by their class and the roller's pip count."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    cdef int k, pips
+    out = np.empty(n)
+    cdef double[::1] o = out
+    if eff.shape[0] != 6:
+        raise ValueError("6 efficiency constants")
+    with nogil:
+        for i in range(n):
+            pips = 0
+            for k in range(25):
+                pips += boards[i, 1, k] * (k + 1)
+            o[i] = _efficiency(board_class(&boards[i, 0, 0]), pips, &eff[0])
+    return out
+
+
+def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
+                 const uint8_t[:, :, ::1] boards, const double[::1] eff,
+                 const double[:, ::1] exact, const double[:, ::1] pre, const double[::1] post,
+                 double eps, double tol, const cnp.int8_t[::1] codes,
+                 const int64_t[:, ::1] movers=None, bint every_double=False,
+                 const int64_t[::1] index=None):
+    """0-ply cubeful values of boards[n, 2, 25] (player on roll in row 1)
+    from their probabilities p[n, 5] (clipped here as :func:`checked_rows`
+    clips them), row i at the context ``params[ctx[i]]``, as
+    :func:`decide_rows` decides them, with the cube efficiency of the
+    board's class and pips (``eff`` as for :func:`_efficiency`) and the
+    exact money equities ``exact[i]`` (None, or NaN rows: none).  With
+    ``index`` row i is that of board ``index[i]`` (its p, boards and exact
+    rows), so many rows can share one board without copies; the rows are
+    then the entries of ``ctx`` and ``index``.
+
+    Returns ``(values float64[n, 7], action int8[n], beaver bool[n], status
+    int8[n], classes int8[n])``: the columns of :data:`CUBEFUL_COLUMNS` in
+    the context's currency (money: per unit of the cube; match: MWC): no
+    double, double/take (a money row's already doubled), double/pass, the
+    node's ``value`` to the side on roll (:func:`_node_value`: the beaver
+    counted) and ``lose`` (losing the cube's points: -1, or its MWC); with
+    ``movers`` (the contexts, row for row with ``params``, of the sides
+    that made the plays leading to the boards), the value to that side,
+    ``mover_value`` (money: minus the value; match: 1 minus the MWC), and
+    its ``mover_equity`` (money: the same; match: normalised by the
+    mover's cube as :func:`normalised` does), else NaN; double/take is
+    NaN where the side on roll may not double, unless ``every_double``;
+    ``action`` as ``codes`` name them; ``beaver`` whether the taker
+    beavers; ``status`` as :func:`checked_rows` gives it; the boards'
+    position classes."""
+    cdef Py_ssize_t n = p.shape[0] if index is None else index.shape[0], nb = p.shape[0]
+    cdef Py_ssize_t i, j, nctx = params.shape[0]
+    cdef Row r
+    cdef bint bv, can, has_exact = exact is not None, has_index = index is not None
+    cdef int a, k, pips, cls
+    cdef double q[5]
+    cdef double v[10]
+    cdef double none[3]
+    cdef double nd, dt, dp, lo, val, mv
+    cdef const double* e
+    cdef bint has_movers = movers is not None
+    none[0] = none[1] = none[2] = NAN
+    out_ = np.empty((n, 7))
+    act_ = np.empty(n, dtype=np.int8)
+    bv_ = np.zeros(n, dtype=np.uint8)
+    st_ = np.empty(n, dtype=np.int8)
+    cls_ = np.empty(n, dtype=np.int8)
+    cdef double[:, ::1] out = out_
+    cdef cnp.int8_t[::1] act = act_
+    cdef uint8_t[::1] bvr = bv_
+    cdef cnp.int8_t[::1] st = st_
+    cdef cnp.int8_t[::1] cl = cls_
+    if codes.shape[0] < 10:
+        raise ValueError("codes must name the 10 actions")
+    if ctx.shape[0] != n or boards.shape[0] != nb:
+        raise ValueError("ctx (and index) must have one entry per row, boards one per board")
+    if boards.shape[1] != 2 or boards.shape[2] != 25 or eff.shape[0] != 6:
+        raise ValueError("boards must be (n, 2, 25), with 6 efficiency constants")
+    if has_exact and (exact.shape[0] != nb or exact.shape[1] != 3):
+        raise ValueError("exact must have shape (n, 3)")
+    if has_index:
+        for i in range(n):
+            if not 0 <= index[i] < nb:
+                raise ValueError(f"row {i}: no board {index[i]}")
+    _set_tables(&r, pre, post)
+    _check_contexts(&r, params, ctx)
+    cdef uint8_t[::1] scores_buf = _new_scores(nctx)     # each context's MWCs, for all its rows
+    cdef Score* scores = <Score*>&scores_buf[0]
+    cdef uint8_t[::1] m_can
+    cdef double[::1] m_win, m_lose
+    if has_movers:
+        if movers.shape[0] != nctx:
+            raise ValueError("movers must have one row per context")
+        m_can, m_win, m_lose = context_values(movers, pre, post)
+    with nogil:
+        for i in range(n):
+            j = index[i] if has_index else i
+            st[i] = _clip_row(&p[j, 0], tol, q)
+            cls = board_class(&boards[j, 0, 0])
+            pips = 0
+            if cls == 2:                        # only a race's efficiency depends on the pips
+                for k in range(25):
+                    pips += boards[j, 1, k] * (k + 1)
+            cl[i] = cls
+            e = &exact[j, 0] if has_exact else none
+            a = _decide_one(&r, q, &params[ctx[i], 0], &scores[ctx[i]],
+                            _efficiency(cls, pips, &eff[0]), e, eps, False, every_double, v, &bv,
+                            &can)
+            act[i] = codes[a]
+            bvr[i] = bv
+            if params[ctx[i], CTX_MATCH]:
+                nd, dt, dp, lo = v[6], v[7], v[8], v[9]
+            else:
+                nd, dt, dp, lo = v[0], v[1], v[2], -1.0
+            out[i, 0] = nd
+            out[i, 1] = dt
+            out[i, 2] = dp
+            val = _node_value(nd, 2.0 * dt if bv else dt, dp, can)
+            out[i, 3] = val
+            out[i, 4] = lo
+            if not has_movers:
+                out[i, 5] = out[i, 6] = NAN
+            elif params[ctx[i], CTX_MATCH]:
+                mv = 1.0 - val
+                out[i, 5] = mv
+                out[i, 6] = _norm(mv, m_lose[ctx[i]], m_win[ctx[i]])
+            else:
+                out[i, 5] = out[i, 6] = 0.0 - val
+    return out_, act_, bv_.view(bool), st_, cls_
+
+
+def node_values(const double[::1] nd, const double[::1] dt, const double[::1] dp,
+                const uint8_t[::1] can, const uint8_t[::1] beavers, double eps,
+                const cnp.int8_t[::1] codes):
+    """Nodes from their searched values (one currency per row): no double
+    ``nd``, double/take ``dt`` (money: already doubled), double/pass
+    ``dp``; ``can`` (the side on roll may double) and ``beavers`` (money
+    rows where the taker may beaver).  Returns ``(value float64[n], action
+    int8[n], beaver bool[n])``: the node's value (:func:`_node_value`),
+    the proper action as ``codes`` name them, and whether the taker
+    beavers (money: when double/take is below 0 for the doubler)."""
+    cdef Py_ssize_t n = nd.shape[0], i
+    cdef bint bv
+    cdef double dtc
+    val_ = np.empty(n)
+    act_ = np.empty(n, dtype=np.int8)
+    bv_ = np.zeros(n, dtype=np.uint8)
+    cdef double[::1] val = val_
+    cdef cnp.int8_t[::1] act = act_
+    cdef uint8_t[::1] bvr = bv_
+    if not (dt.shape[0] == dp.shape[0] == can.shape[0] == beavers.shape[0] == n):
+        raise ValueError("one entry per row in every argument")
+    if codes.shape[0] < 10:
+        raise ValueError("codes must name the 10 actions")
+    with nogil:
+        for i in range(n):
+            bv = beavers[i] != 0 and can[i] != 0 and dt[i] < 0.0
+            dtc = 2.0 * dt[i] if bv else dt[i]
+            act[i] = codes[_action(nd[i], dtc, dp[i], can[i] != 0, bv, eps)]
+            val[i] = _node_value(nd[i], dtc, dp[i], can[i] != 0)
+            bvr[i] = bv
+    return val_, act_, bv_.view(bool)
+
+
+def context_values(const int64_t[:, ::1] params, const double[:, ::1] pre, const double[::1] post):
+    """What each context row decides by itself: ``(can uint8[m]`` -- the
+    side on roll may double --, ``double_pass``, ``lose`` float64[m] -- the
+    values of winning and losing the cube's points: money +1 and -1 per
+    unit of cube, match the MWCs)."""
+    cdef Py_ssize_t m = params.shape[0], i
+    cdef Row r
+    cdef const int64_t* c
+    can_ = np.empty(m, dtype=np.uint8)
+    dp_ = np.empty(m)
+    lo_ = np.empty(m)
+    cdef uint8_t[::1] can = can_
+    cdef double[::1] dp = dp_, lo = lo_
+    _set_tables(&r, pre, post)
+    _check_contexts(&r, params, None)
+    with nogil:
+        for i in range(m):
+            c = &params[i, 0]
+            if not c[CTX_MATCH]:
+                can[i] = c[CTX_OWNER] != OWN_OPP
+                dp[i] = 1.0
+                lo[i] = -1.0
+                continue
+            r.a = c[CTX_AWAY_ME]
+            r.b = c[CTX_AWAY_OPP]
+            r.state = <int>c[CTX_STATE]
+            r.cube = c[CTX_CUBE]
+            can[i] = c[CTX_OWNER] != OWN_OPP and _can_double_me(&r, 0)
+            dp[i] = _M_direct(&r, 1, 0, 0)
+            lo[i] = _M_direct(&r, 1, 0, 1)
+    return can_, dp_, lo_
+
+
+def normalised(const double[::1] mwc, const double[::1] lose, const double[::1] win):
+    """MWCs normalised between losing (-1) and winning (+1) the cube's
+    points, as :func:`decide_rows` normalises them (0 where win <= lose)."""
+    cdef Py_ssize_t n = mwc.shape[0], i
+    out = np.empty(n)
+    cdef double[::1] o = out
+    if lose.shape[0] != n or win.shape[0] != n:
+        raise ValueError("one entry per row in every argument")
+    with nogil:
+        for i in range(n):
+            o[i] = _norm(mwc[i], lose[i], win[i])
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -590,6 +983,28 @@ cdef inline double _lower(double v, double hi) noexcept nogil:
     return hi if hi < v else v
 
 
+cdef int _clip_row(const double* p, double tol, double* o) noexcept nogil:
+    """One row of checked_rows: the clipped row into o, the status returned."""
+    cdef double w, wg, wb, lg, lb
+    cdef int st
+    w, wg, wb, lg, lb = p[0], p[1], p[2], p[3], p[4]
+    if not (isfinite(w) and isfinite(wg) and isfinite(wb) and isfinite(lg) and isfinite(lb)):
+        st = 1
+    elif not (-tol <= wb and wb <= wg + tol and wg <= w + tol and w <= 1 + tol):
+        st = 2
+    elif not (-tol <= lb and lb <= lg + tol and lg <= 1 - w + tol):
+        st = 3
+    else:
+        st = 0
+    w = _lower(_upper(w, 0.0), 1.0)
+    wg = _lower(_upper(wg, 0.0), w)
+    wb = _lower(_upper(wb, 0.0), wg)
+    lg = _lower(_upper(lg, 0.0), 1.0 - w)
+    lb = _lower(_upper(lb, 0.0), lg)
+    o[0], o[1], o[2], o[3], o[4] = w, wg, wb, lg, lb
+    return st
+
+
 def checked_rows(const double[:, ::1] p, double tol):
     """Each row of cumulative probabilities p[n, 5] checked and clipped:
     ``(clipped float64[n, 5], status int8[n])``, status 0 (consistent
@@ -602,23 +1017,7 @@ def checked_rows(const double[:, ::1] p, double tol):
     st_ = np.empty(n, dtype=np.int8)
     cdef double[:, ::1] o = out
     cdef cnp.int8_t[::1] st = st_
-    cdef double w, wg, wb, lg, lb
     with nogil:
         for i in range(n):
-            w, wg, wb, lg, lb = p[i, 0], p[i, 1], p[i, 2], p[i, 3], p[i, 4]
-            if not (isfinite(w) and isfinite(wg) and isfinite(wb) and isfinite(lg)
-                    and isfinite(lb)):
-                st[i] = 1
-            elif not (-tol <= wb and wb <= wg + tol and wg <= w + tol and w <= 1 + tol):
-                st[i] = 2
-            elif not (-tol <= lb and lb <= lg + tol and lg <= 1 - w + tol):
-                st[i] = 3
-            else:
-                st[i] = 0
-            w = _lower(_upper(w, 0.0), 1.0)
-            wg = _lower(_upper(wg, 0.0), w)
-            wb = _lower(_upper(wb, 0.0), wg)
-            lg = _lower(_upper(lg, 0.0), 1.0 - w)
-            lb = _lower(_upper(lb, 0.0), lg)
-            o[i, 0], o[i, 1], o[i, 2], o[i, 3], o[i, 4] = w, wg, wb, lg, lb
+            st[i] = _clip_row(&p[i, 0], tol, &o[i, 0])
     return out, st_

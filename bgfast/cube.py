@@ -33,6 +33,17 @@ choice of action) is the kernel :mod:`bgfast._cube`, row by row; this
 module checks the inputs and shapes the results.  One position
 (:func:`cube_decision`) and many (:func:`cube_decisions`) go through the
 same kernel.
+
+:class:`CubeContext` is the cube and the score (money or match) seen from
+the player on roll, with named constructors (money, match, a Match ID's
+state, a game, :class:`bgfast.analyze.Context`).  :func:`cubeful_values`
+values positions at a context at 0 plies (the model above on an
+evaluator's probabilities, exact money equities in two-sided bear-offs)
+and at n plies (gnubg's cubeful search: each side's cube decision at every
+node); :func:`searched_decisions` makes cube decisions from that search.
+Their public forms, with evaluators by name, are in :mod:`bgfast.evaluate`
+(``cubeful_equity``, ``evaluate_cube``, ``rank_plays(..., cube=...)``).
+See ``docs/cubeful.md``.
 """
 from __future__ import annotations
 
@@ -45,11 +56,23 @@ import math
 import numpy as np
 
 from . import _cube as _k
-from .errors import BgfastError, InvalidCubeError, MissingTableError
-from .met import InvalidScoreError, MatchEquityTable, MatchScore, get_table
+from ._evaluate import board_classes
+from .errors import BgfastError, InvalidCubeError, InvalidScoreError, MissingTableError
+from .formats import CubeOwner, MatchState
+from .met import MatchEquityTable, MatchScore, get_table
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays_batch
+from .position import PositionClass, as_boards
 
 __all__ = [
     "InvalidCubeError",
+    "CubeContext",
+    "ContextColumn",
+    "CubefulValues",
+    "Owner",
+    "cubeful_values",
+    "searched_decisions",
+    "board_efficiencies",
+    "cube_efficiencies",
     "CubeAction",
     "MoneyRules",
     "CubeDecision",
@@ -136,6 +159,27 @@ def normalize_owner(owner) -> str:
     return key
 
 
+class Owner(str, enum.Enum):
+    """Who owns the cube, seen from the player on roll (equal to the
+    strings ``'centre'``, ``'me'``, ``'opp'`` used elsewhere)."""
+
+    CENTRE = "centre"
+    ME = "me"
+    OPP = "opp"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of(cls, owner) -> "Owner":
+        """The owner from any spelling :func:`normalize_owner` accepts."""
+        return cls(normalize_owner(owner))
+
+    def flipped(self) -> "Owner":
+        """The same owner seen from the other player."""
+        return {Owner.ME: Owner.OPP, Owner.OPP: Owner.ME}.get(self, self)
+
+
 def _check_cube(cube, owner) -> tuple[int, str]:
     if isinstance(cube, bool) or not isinstance(cube, (int, np.integer)):
         raise InvalidCubeError(f"cube value must be an integer power of 2, not {cube!r}")
@@ -163,20 +207,6 @@ def _checked(p: np.ndarray):
     status 0 for a consistent row, else 1 (not finite), 2 (the winning side)
     or 3 (the losing side)."""
     return _k.checked_rows(np.ascontiguousarray(p, dtype=np.float64), _TOL)
-
-
-def _lower(a, b):
-    """``min(a, b)`` elementwise, with Python's rule (``a`` unless ``b < a``)."""
-    return np.where(b < a, b, a)
-
-
-def _upper(a, b):
-    """``max(a, b)`` elementwise, with Python's rule (``a`` unless ``b > a``)."""
-    return np.where(b > a, b, a)
-
-
-def _clip(v, lo, hi):
-    return _lower(_upper(v, lo), hi)
 
 
 def _check_probs(probs) -> "_Probs":
@@ -224,31 +254,36 @@ def cubeless_equity(probs) -> float:
 # cube efficiency
 # ---------------------------------------------------------------------------
 
-def _race_efficiencies(pips) -> np.ndarray:
-    t = (np.asarray(pips, dtype=np.float64) - RACE_PIPS_MIN) / (RACE_PIPS_MAX - RACE_PIPS_MIN)
-    t = _clip(t, 0.0, 1.0)
-    return RACE_EFFICIENCY_MIN + t * (RACE_EFFICIENCY_MAX - RACE_EFFICIENCY_MIN)
+#: The efficiency rule's numbers, in the kernel's order (:func:`bgfast._cube.efficiencies`).
+_EFFICIENCY = np.array([CONTACT_EFFICIENCY, BEAROFF_EFFICIENCY, RACE_EFFICIENCY_MIN,
+                        RACE_EFFICIENCY_MAX, RACE_PIPS_MIN, RACE_PIPS_MAX], dtype=np.float64)
 
 
 def race_efficiency(pips: float) -> float:
     """Race cube efficiency: 0.6 at 40 pips or less, 0.7 at 120 or more, linear between."""
-    return float(_race_efficiencies([float(pips)])[0])
+    return float(cube_efficiencies([PositionClass.RACE], [float(pips)])[0])
 
 
 def cube_efficiencies(classes, pips_on_roll) -> np.ndarray:
     """Cube efficiencies ``float64[N]`` from position class codes
-    (:class:`bgfast.position.PositionClass`) and the roller's pip counts."""
-    from .position import PositionClass
-
-    cls = np.asarray(classes)
-    return np.where(cls == PositionClass.CONTACT, CONTACT_EFFICIENCY,
-                    np.where(cls == PositionClass.RACE, _race_efficiencies(pips_on_roll),
-                             BEAROFF_EFFICIENCY))  # BEAROFF (one-sided class) and OVER
+    (:class:`bgfast.position.PositionClass`) and the roller's pip counts:
+    contact 0.68, race 0.6..0.7 by the pips, bear-off (and a finished
+    game) 0.6 -- the kernel's rule (:func:`bgfast._cube.efficiencies`),
+    which also gives the efficiencies of boards in the cubeful search."""
+    cls = np.ascontiguousarray(np.asarray(classes).reshape(-1), dtype=np.int8)
+    pips = np.ascontiguousarray(np.broadcast_to(np.asarray(pips_on_roll, dtype=np.float64),
+                                                cls.shape))
+    return _k.efficiencies(cls, pips, _EFFICIENCY)
 
 
 def cube_efficiency(position) -> float:
     """The cube efficiency for a :class:`bgfast.Position` (by its class and pip count)."""
     return float(cube_efficiencies([int(position.classify())], [position.pip_count()[0]])[0])
+
+
+def board_efficiencies(boards) -> np.ndarray:
+    """:func:`cube_efficiency` of boards ``uint8[N, 2, 25]`` (player on roll in row 1)."""
+    return _k.board_efficiencies(as_boards(boards), _EFFICIENCY)
 
 
 # ---------------------------------------------------------------------------
@@ -837,3 +872,680 @@ def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
         if np.isinf(exact).any():
             raise InvalidCubeError("exact_money must be finite (NaN rows: no exact value)")
     return _decide(p, cube, owner, match, money, met, x, exact)
+
+
+# ---------------------------------------------------------------------------
+# the cube context
+# ---------------------------------------------------------------------------
+
+#: The columns of a cube context's kernel row (:meth:`CubeContext.kernel_row`):
+#: ``MATCH`` (0 money, 1 match), ``AWAY_ME``, ``AWAY_OPP``, ``STATE`` (0
+#: pre-Crawford, 1 post-Crawford, 2 the Crawford game), ``CUBE``, ``OWNER``
+#: (0 centre, 1 the player on roll, 2 the opponent), ``JACOBY``, ``BEAVERS``.
+ContextColumn = enum.IntEnum("ContextColumn", {name.upper(): i for i, name in
+                                               enumerate(_k.CONTEXT_COLUMNS)})
+_C = ContextColumn
+
+
+@dataclasses.dataclass(frozen=True)
+class CubeContext:
+    """The cube and the score, seen from the player on roll: one type for
+    money and match play.
+
+    ``cube`` is the cube value (a power of 2), ``owner`` an :class:`Owner`
+    (any spelling :func:`normalize_owner` accepts is converted), ``score``
+    the :class:`MatchScore` of a match (None: a money game), ``rules`` a
+    money game's :class:`MoneyRules` and ``met`` a match's equity table (a
+    name, a :class:`MatchEquityTable`, or None for the default table).
+
+    Build one with :meth:`money`, :meth:`match`, :meth:`from_away`,
+    :meth:`from_match_state` (a Match ID or XGID), :meth:`from_game` or
+    :meth:`of` (any of those, or a :class:`bgfast.analyze.Context`).  A
+    context that cannot occur raises what ``bgfast cube`` reports:
+    :class:`InvalidCubeError` (a cube value that is not a power of 2, a
+    turned cube in the Crawford game, a centred cube above 1 in a match or
+    under the Jacoby rule, an unknown owner), :class:`InvalidScoreError`
+    (an impossible score) or :class:`MissingTableError` (a score beyond the
+    table).
+    """
+
+    cube: int = 1
+    owner: Owner = Owner.CENTRE
+    score: MatchScore | None = None
+    rules: MoneyRules = MoneyRules()
+    met: str | MatchEquityTable | None = None
+
+    def __post_init__(self):
+        cube, owner = _check_cube(self.cube, self.owner)
+        object.__setattr__(self, "cube", cube)
+        object.__setattr__(self, "owner", Owner(owner))
+        if not isinstance(self.rules, MoneyRules):
+            raise InvalidCubeError(f"rules must be MoneyRules, not {type(self.rules).__name__}")
+        if self.score is None:
+            if self.met is not None:
+                raise InvalidCubeError("a match equity table is for match play, not a money game")
+            if self.rules.jacoby and owner == "centre" and cube > 1:
+                raise InvalidCubeError("a centred cube in a money game is at 1")
+        else:
+            if self.rules != MoneyRules():
+                raise InvalidCubeError("the Jacoby rule and beavers are money-game rules, not a match's")
+            _check_match(self.score, cube, owner, self.met)
+
+    # -- named constructors -------------------------------------------------
+
+    @classmethod
+    def money(cls, cube: int = 1, owner="centre", *, jacoby: bool = False,
+              beavers: bool = False) -> "CubeContext":
+        """A money game with the cube at ``cube``, owned by ``owner``."""
+        return cls(cube, owner, None, MoneyRules(jacoby=bool(jacoby), beavers=bool(beavers)))
+
+    @classmethod
+    def match(cls, length: int, score_me: int, score_opp: int, *, cube: int = 1, owner="centre",
+              crawford: bool = False, post_crawford: bool | None = None,
+              met=None) -> "CubeContext":
+        """A match to ``length`` at ``score_me``-``score_opp`` (points won).
+        A score where one side needs 1 point is the Crawford game with
+        ``crawford``, else post-Crawford; ``post_crawford`` (when given)
+        must agree."""
+        score = MatchScore(length, score_me, score_opp, bool(crawford))
+        if post_crawford is not None and bool(post_crawford) != score.post_crawford:
+            one = score.away_me == 1 or score.away_opp == 1
+            if not one:
+                raise InvalidScoreError(
+                    f"score {score_me}-{score_opp} to {length} cannot be post-Crawford: "
+                    "neither side needs exactly 1 point")
+            raise InvalidScoreError(
+                "the Crawford game cannot be post-Crawford" if crawford else
+                f"at {score_me}-{score_opp} to {length} a side needs 1 point: the game is "
+                "the Crawford game (crawford=True) or post-Crawford")
+        return cls(cube, owner, score, MoneyRules(), met)
+
+    @classmethod
+    def from_away(cls, away_me: int, away_opp: int, *, length: int | None = None, cube: int = 1,
+                  owner="centre", crawford: bool = False, post_crawford: bool | None = None,
+                  met=None) -> "CubeContext":
+        """A match by away scores (``length`` defaults to the larger one)."""
+        s = MatchScore.from_away(away_me, away_opp, crawford=bool(crawford), length=length)
+        return cls.match(s.length, s.score_me, s.score_opp, cube=cube, owner=owner,
+                         crawford=crawford, post_crawford=post_crawford, met=met)
+
+    @classmethod
+    def from_match_state(cls, state: MatchState, xgid=None, *, met=None) -> "CubeContext":
+        """The context of a :class:`bgfast.formats.MatchState` (a Match ID's
+        or an XGID's) for its player on roll; ``xgid`` (the
+        :class:`bgfast.formats.XGID` ``state`` came from) adds the money
+        beaver rule a Match ID lacks."""
+        me = state.player_on_roll
+        if state.cube_owner == CubeOwner.CENTRED:
+            owner = Owner.CENTRE
+        else:
+            owner = Owner.ME if int(state.cube_owner) == me else Owner.OPP
+        if state.match_length == 0:
+            beavers = bool(xgid is not None and xgid.match_length == 0 and xgid.rules & 2)
+            return cls.money(state.cube_value, owner, jacoby=state.jacoby, beavers=beavers)
+        return cls.match(state.match_length, state.score[me], state.score[1 - me],
+                         cube=state.cube_value, owner=owner, crawford=state.crawford, met=met)
+
+    @classmethod
+    def from_game(cls, game, player: int, *, met=None) -> "CubeContext":
+        """The context of a :class:`bgfast.game.Game` seen from ``player``."""
+        if game.cube_owner is None:
+            owner = Owner.CENTRE
+        else:
+            owner = Owner.ME if game.cube_owner == player else Owner.OPP
+        if game.is_money:
+            return cls.money(game.cube_value, owner, jacoby=game.rules.jacoby,
+                             beavers=game.rules.beaver)
+        return cls.match(game.match_length, game.score[player], game.score[1 - player],
+                         cube=game.cube_value, owner=owner, crawford=game.crawford, met=met)
+
+    @classmethod
+    def from_context(cls, ctx, *, met=None) -> "CubeContext":
+        """The context of a :class:`bgfast.analyze.Context` (cube, owner,
+        length 0 for money, scores, Crawford, Jacoby, beavers)."""
+        if ctx.length == 0:
+            return cls.money(ctx.cube, ctx.owner, jacoby=ctx.jacoby, beavers=ctx.beavers)
+        return cls.match(ctx.length, ctx.score_me, ctx.score_opp, cube=ctx.cube, owner=ctx.owner,
+                         crawford=ctx.crawford, met=met)
+
+    @classmethod
+    def of(cls, value) -> "CubeContext":
+        """``value`` as a context: a CubeContext as it is, a MatchState, a
+        :class:`bgfast.analyze.Context` or a :class:`bgfast.game.Game`'s
+        ``(game, player)``."""
+        if isinstance(value, CubeContext):
+            return value
+        if isinstance(value, MatchState):
+            return cls.from_match_state(value)
+        if _is_game_pair(value):
+            return cls.from_game(*value)
+        if all(hasattr(value, a) for a in ("cube", "owner", "length", "score_me", "score_opp",
+                                           "crawford", "jacoby", "beavers")):
+            return cls.from_context(value)
+        raise InvalidCubeError(f"not a cube context: {value!r}")
+
+    # -- what it says ---------------------------------------------------------
+
+    @property
+    def is_money(self) -> bool:
+        return self.score is None
+
+    @property
+    def table(self) -> MatchEquityTable | None:
+        """The match equity table (None in a money game)."""
+        return None if self.score is None else get_table(self.met)
+
+    @property
+    def crawford(self) -> bool:
+        return self.score is not None and self.score.crawford
+
+    @property
+    def post_crawford(self) -> bool:
+        return self.score is not None and self.score.post_crawford
+
+    @property
+    def cube_dead(self) -> bool:
+        """The player on roll's cube gains it nothing: the Crawford game, or
+        a win at the cube value already wins him the match."""
+        return self.score is not None and (self.score.crawford or self.cube >= self.score.away_me)
+
+    @property
+    def can_double(self) -> bool:
+        """Whether the player on roll may double now (a live cube he has access to)."""
+        return self.owner != Owner.OPP and not self.cube_dead
+
+    def flipped(self) -> "CubeContext":
+        """The same context seen from the opponent."""
+        return dataclasses.replace(self, owner=self.owner.flipped(),
+                                   score=None if self.score is None else self.score.swap())
+
+    def doubled(self) -> "CubeContext":
+        """The context after the player on roll doubles and the opponent
+        takes (seen from the doubler)."""
+        return dataclasses.replace(self, cube=2 * self.cube, owner=Owner.OPP)
+
+    def kernel_row(self) -> tuple:
+        """The kernel's integers (:data:`ContextColumn` order)."""
+        code = _OWNER_CODES[self.owner.value]
+        if self.score is None:
+            return (0, 1, 1, _PRE, self.cube, code, int(self.rules.jacoby), int(self.rules.beavers))
+        return (1, self.score.away_me, self.score.away_opp, _state(self.score), self.cube, code,
+                0, 0)
+
+    def decision_args(self) -> dict:
+        """The keywords of :func:`cube_decision` / :func:`cube_decisions` for this context."""
+        return {"cube": self.cube, "owner": self.owner.value, "match": self.score,
+                "money": self.rules if self.score is None else None,
+                "met": None if self.score is None else self.met}
+
+    def describe(self) -> str:
+        owner = {"centre": "centred", "me": "owned by me", "opp": "owned by the opponent"}[self.owner]
+        if self.score is None:
+            rules = [r for r, on in (("Jacoby", self.rules.jacoby), ("beavers", self.rules.beavers))
+                     if on]
+            where = "money" + (f" ({', '.join(rules)})" if rules else "")
+        else:
+            s = self.score
+            state = ", Crawford" if s.crawford else ", post-Crawford" if s.post_crawford else ""
+            where = (f"match to {s.length}, {s.score_me}-{s.score_opp} "
+                     f"({s.away_me}-away, {s.away_opp}-away{state})")
+        return f"{where}, cube {self.cube} {owner}"
+
+    def to_dict(self) -> dict:
+        d = {"mode": "money" if self.score is None else "match", "cube": self.cube,
+             "owner": self.owner.value}
+        if self.score is None:
+            d["money"] = {"jacoby": self.rules.jacoby, "beavers": self.rules.beavers}
+        else:
+            s = self.score
+            d["match"] = {"length": s.length, "score": [s.score_me, s.score_opp],
+                          "away": [s.away_me, s.away_opp], "crawford": s.crawford,
+                          "post_crawford": s.post_crawford, "met": self.table.name}
+        return d
+
+
+def _is_game_pair(value) -> bool:
+    """Whether ``value`` is a ``(game, player)`` pair."""
+    return isinstance(value, tuple) and len(value) == 2 and hasattr(value[0], "cube_owner")
+
+
+def _context_rows(cube, n: int):
+    """Contexts for ``n`` rows (one context, or one per row, each anything
+    :meth:`CubeContext.of` takes) as ``(contexts tuple, kernel rows
+    int64[k, 8] of the distinct ones, index int32[n] into them, the MET)``.
+    Money rows are per unit of cube (their cube column 1).  Every match
+    context must use the same MET."""
+    if isinstance(cube, list) or (isinstance(cube, tuple) and not _is_game_pair(cube)):
+        given = list(cube)
+        if len(given) != n:
+            raise InvalidCubeError(f"{len(given)} cube contexts for {n} positions")
+        seen = {}                       # by identity first: one conversion per object given
+        for c in given:
+            if id(c) not in seen:
+                seen[id(c)] = CubeContext.of(c)
+        contexts = tuple(seen[id(c)] for c in given)
+        distinct, first = {}, {}
+        for key, c in seen.items():
+            first[key] = distinct.setdefault(c, len(distinct))
+        index = np.fromiter((first[id(c)] for c in given), dtype=np.int32, count=n)
+    else:
+        one = CubeContext.of(cube)
+        contexts = (one,) * n
+        distinct = {one: 0}
+        index = np.zeros(n, dtype=np.int32)
+    rows = np.array([c.kernel_row() for c in distinct] or np.zeros((0, 8)), dtype=np.int64)
+    rows = rows.reshape(-1, len(ContextColumn))
+    rows[rows[:, _C.MATCH] == 0, _C.CUBE] = 1
+    tables = {id(c.table): c.table for c in distinct if c.score is not None}
+    if len(tables) > 1:
+        raise InvalidCubeError("the match contexts of one call must share one match equity table")
+    met = next(iter(tables.values())) if tables else None
+    return contexts, rows, index, met
+
+
+# ---------------------------------------------------------------------------
+# cubeful values: 0 plies (Janowski) and n plies (the cubeful search)
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CubefulValues:
+    """Cubeful values of positions for the player on roll, each at its own
+    :class:`CubeContext`, at ``plies``.
+
+    Equities are per unit of the current cube, as in :class:`CubeDecision`:
+    money equities, or at a match score the MWCs normalised between losing
+    (-1) and winning (+1) the current cube's points (gnubg's EMG, the
+    normalised money equivalent).  ``equity`` is the position's value to
+    the player on roll after his proper cube action (``action``, codes into
+    :data:`ACTIONS`); ``no_double``, ``double_take`` (a plain take; with a
+    beaver, ``beaver`` is set and the doubler gets twice that) and
+    ``double_pass`` are its options.  The ``mwc*`` arrays hold the MWCs
+    (NaN in money rows).  ``probs`` are the cubeless probabilities at
+    ``plies`` (clipped to be consistent, as the cube model reads them):
+    above 0, the average over the rolls along the plays the cubeful search
+    chose; ``cubeless_equity`` is their equity (a match row's cubeless MWC
+    normalised like the others; with the Jacoby rule and a centred cube,
+    gammons not counted)."""
+
+    contexts: tuple
+    plies: int
+    probs: np.ndarray
+    cubeless_equity: np.ndarray
+    equity: np.ndarray
+    no_double: np.ndarray
+    double_take: np.ndarray
+    double_pass: np.ndarray
+    action: np.ndarray
+    beaver: np.ndarray
+    cubeless_mwc: np.ndarray
+    mwc: np.ndarray
+    mwc_no_double: np.ndarray
+    mwc_double_take: np.ndarray
+    mwc_double_pass: np.ndarray
+
+    def __len__(self) -> int:
+        return self.probs.shape[0]
+
+    def to_dict(self, i: int) -> dict:
+        """Row ``i`` as a JSON-ready dict: the context, the probabilities,
+        the cubeless and cubeful values and the action (MWCs in a match)."""
+        ctx = self.contexts[i]
+        act = ACTIONS[int(self.action[i])]
+        d = {"context": ctx.to_dict(), "plies": self.plies,
+             "probs": [float(v) for v in self.probs[i]],
+             "cubeless_equity": float(self.cubeless_equity[i]),
+             "equity": float(self.equity[i]),
+             "equities": {"no_double": float(self.no_double[i]),
+                          "double_take": float(self.double_take[i]),
+                          "double_pass": float(self.double_pass[i])},
+             "action": act.value, "action_text": act.text(ctx.owner == Owner.ME),
+             "beaver": bool(self.beaver[i])}
+        if not ctx.is_money:
+            d["mwc"] = {"cubeless": float(self.cubeless_mwc[i]), "cubeful": float(self.mwc[i]),
+                        "no_double": float(self.mwc_no_double[i]),
+                        "double_take": float(self.mwc_double_take[i]),
+                        "double_pass": float(self.mwc_double_pass[i])}
+        return d
+
+
+_VALUE_COLUMNS = {name: j for j, name in enumerate(_k.CUBEFUL_COLUMNS)}
+_OVER = int(PositionClass.OVER)
+_BEAROFF = int(PositionClass.BEAROFF)
+
+
+def _flipped(params: np.ndarray) -> np.ndarray:
+    """Context rows seen from the other side: the away scores swapped, the
+    owner flipped."""
+    out = params.copy()
+    out[:, _C.AWAY_ME] = params[:, _C.AWAY_OPP]
+    out[:, _C.AWAY_OPP] = params[:, _C.AWAY_ME]
+    own = params[:, _C.OWNER]
+    out[:, _C.OWNER] = np.where(own == 1, 2, np.where(own == 2, 1, own))
+    return out
+
+
+def _doubled(params: np.ndarray) -> np.ndarray:
+    """Context rows after a double and a take, seen from the doubler: the
+    opponent owns the cube (a match's cube doubled; money rows stay per
+    unit of cube), the Jacoby rule no longer applies."""
+    out = params.copy()
+    match = params[:, _C.MATCH] != 0
+    out[match, _C.CUBE] *= 2
+    out[:, _C.OWNER] = 2
+    out[:, _C.JACOBY] = 0
+    return out
+
+
+def _row_keys(*arrays) -> np.ndarray:
+    """One opaque key per row of the arrays (their bytes side by side), for np.unique."""
+    parts = [np.ascontiguousarray(a).reshape(a.shape[0], -1).view(np.uint8) for a in arrays]
+    joined = np.ascontiguousarray(np.concatenate(parts, axis=1))
+    return joined.view(np.dtype((np.void, joined.shape[1]))).ravel()
+
+
+class _Search:
+    """One cubeful search: the evaluator (anything with ``evaluate_batch``),
+    the exact two-sided bear-off table with cubeful values (or None), the
+    MET of its match rows.  ``leaves(boards, params)`` may replace the
+    0-ply values (a dict of the kernel's :data:`CUBEFUL_COLUMNS` arrays,
+    ``action`` and ``beaver``), for tests that plug in exact values."""
+
+    def __init__(self, ev, table=None, met: MatchEquityTable | None = None, leaves=None):
+        self.ev = ev
+        self.table = table if table is not None and getattr(table, "cubeful", False) else None
+        self.met = met
+        pre, post = _NO_TABLE if met is None else (met.pre, met.post)
+        self.pre = np.ascontiguousarray(pre, dtype=np.float64)
+        self.post = np.ascontiguousarray(post, dtype=np.float64)
+        self.leaves = leaves
+
+    # -- 0 plies --------------------------------------------------------------
+
+    def probs(self, boards: np.ndarray) -> np.ndarray:
+        """The evaluator's 0-ply probabilities of boards."""
+        return np.ascontiguousarray(self.ev.evaluate_batch(boards), dtype=np.float64)
+
+    def exact(self, boards: np.ndarray, classes: np.ndarray | None = None):
+        """``(rows, equities float64[k, 3])``: the boards inside the exact
+        table and their exact cubeful money equities (no double now:
+        centred, owned, the opponent owns); ``classes`` (their position
+        classes) when known."""
+        if self.table is None or boards.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+        cls = board_classes(boards) if classes is None else classes
+        home = np.flatnonzero(cls == _BEAROFF)
+        if home.size == 0:
+            return home, np.zeros((0, 3))
+        hit = self.table.probe_batch(boards[home])
+        inside = hit["inside"]
+        return home[inside], hit["cubeful_no_double"][inside]
+
+    def leaf(self, boards, probs, ctx: np.ndarray, params: np.ndarray,
+             movers: np.ndarray | None = None, every_double: bool = False,
+             index: np.ndarray | None = None) -> dict:
+        """0-ply values of rows ``(boards[i], params[ctx[i]])`` from their
+        probabilities (the kernel :func:`bgfast._cube.cubeful_rows`; the
+        rows the exact table covers again with its equities); ``movers``:
+        the contexts (row for row with ``params``) of the sides whose plays
+        gave the boards, for the ``mover_*`` columns; ``every_double``:
+        double/take also where the side on roll may not double; ``index``:
+        row i is board ``index[i]`` (many rows, one board)."""
+        ctx = np.ascontiguousarray(ctx, dtype=np.int32)
+        if self.leaves is not None:
+            b = boards if index is None else boards[index]
+            out = self.leaves(b, params[ctx])
+            if movers is not None:
+                out["mover_value"], out["mover_equity"] = self._mover(out["value"], ctx, movers)
+            return out
+        probs = np.ascontiguousarray(probs, dtype=np.float64)
+        if index is not None:
+            index = np.ascontiguousarray(index, dtype=np.int64)
+        vals, act, beaver, status, cls = _k.cubeful_rows(
+            probs, ctx, params, boards, _EFFICIENCY, None, self.pre, self.post, _EPS, _TOL,
+            _KERNEL_CODES, movers, every_double, index)
+        bad = np.flatnonzero(status)
+        if bad.size:
+            at = int(bad[0] if index is None else index[bad[0]])
+            raise InvalidCubeError(f"the evaluator gave inconsistent probabilities for board "
+                                   f"{at}: {probs[at].tolist()}")
+        home = np.flatnonzero(cls == _BEAROFF)
+        if home.size and self.table is not None:
+            at = home if index is None else index[home]
+            inside, eq = self.exact(boards[at], cls[home])
+            if inside.size:
+                rows, at = home[inside], at[inside]
+                vals[rows], act[rows], beaver[rows], _, _ = _k.cubeful_rows(
+                    probs[at], ctx[rows], params, boards[at], _EFFICIENCY, eq, self.pre,
+                    self.post, _EPS, _TOL, _KERNEL_CODES, movers, every_double)
+        out = {name: vals[:, j] for name, j in _VALUE_COLUMNS.items()}
+        out["action"] = act
+        out["beaver"] = beaver
+        return out
+
+    def _mover(self, value: np.ndarray, ctx: np.ndarray, movers: np.ndarray):
+        """The kernel's ``mover_value`` and ``mover_equity`` of values to
+        the side on roll (``ctx`` into ``movers``, the contexts of the
+        sides that moved): minus the value (money) or 1 minus it (match),
+        and that normalised by the mover's cube (match)."""
+        match = movers[:, _C.MATCH] != 0
+        mover = np.where(match, 1.0, 0.0)[ctx] - value
+        if not match.any():
+            return mover, mover
+        _, win, lose = _k.context_values(movers, self.pre, self.post)
+        on = match[ctx]
+        equity = np.where(on, _k.normalised(np.where(on, mover, 0.0), lose[ctx], win[ctx]), mover)
+        return mover, equity
+
+    # -- n plies --------------------------------------------------------------
+
+    def values(self, boards: np.ndarray, params: np.ndarray, plies: int,
+               every_double: bool = False) -> dict:
+        """The values of rows ``(boards[i], params[i])`` at ``plies``, in each
+        row's currency (money per unit of cube, match MWC):
+        :data:`CUBEFUL_COLUMNS`, ``action``, ``beaver`` and ``probs``.  The
+        double/take value is searched where the side on roll may double (at
+        every row with ``every_double``; NaN elsewhere)."""
+        n = boards.shape[0]
+        can, dp, lose = _k.context_values(params, self.pre, self.post)
+        can = can.view(bool)
+        over = board_classes(boards) == _OVER if plies > 0 else np.ones(n, dtype=bool)
+        out = {"no_double": np.empty(n), "double_take": np.full(n, np.nan), "double_pass": dp,
+               "value": np.empty(n), "lose": lose, "action": np.empty(n, dtype=np.int8),
+               "beaver": np.zeros(n, dtype=bool), "probs": np.empty((n, 5))}
+        if over.any():
+            rows = np.flatnonzero(over)
+            probs = self.probs(boards[rows])
+            leaf = self.leaf(boards[rows], probs, np.arange(rows.size), params[rows],
+                             every_double=every_double)
+            for name in ("no_double", "double_take", "value", "action", "beaver"):
+                out[name][rows] = leaf[name]
+            out["probs"][rows] = probs
+        live = np.flatnonzero(~over)
+        if live.size == 0:
+            return out
+        dt_rows = live[can[live] | every_double]
+        nd, probs = self._no_double(
+            np.concatenate([boards[live], boards[dt_rows]]),
+            np.concatenate([params[live], _doubled(params[dt_rows])]), plies)
+        out["no_double"][live] = nd[:live.size]
+        out["probs"][live] = probs[:live.size]
+        money = params[dt_rows, _C.MATCH] == 0
+        out["double_take"][dt_rows] = np.where(money, 2.0, 1.0) * nd[live.size:]
+        beavers = (params[live, _C.BEAVERS] != 0).astype(np.uint8)
+        value, action, beaver = _k.node_values(out["no_double"][live], out["double_take"][live],
+                                               dp[live], can[live].view(np.uint8), beavers, _EPS,
+                                               _KERNEL_CODES)
+        out["value"][live] = value
+        out["action"][live] = action
+        out["beaver"][live] = beaver
+        return out
+
+    def _no_double(self, boards: np.ndarray, params: np.ndarray, plies: int):
+        """The no-double values (each row's currency) and probabilities of
+        rows that are not finished, at ``plies`` >= 1: the average over the
+        21 rolls of the value, to the side on roll, of its best play by the
+        0-ply cubeful value (the first best in generation order), that play
+        valued at ``plies - 1`` with the opponent's cube decision; a roll
+        that cannot be played passes the turn."""
+        _, first, inverse = np.unique(_row_keys(boards, params), return_index=True,
+                                      return_inverse=True)
+        ub, up = boards[first], params[first]
+        m = first.size
+        _, bfirst, binv = np.unique(_row_keys(ub), return_index=True, return_inverse=True)
+        nb = bfirst.size
+        nr = len(ALL_ROLLS)
+        rep = np.repeat(ub[bfirst], nr, axis=0)
+        offsets, res = legal_plays_batch(rep, np.tile(ALL_ROLLS, (nb, 1)), validate=False)
+        probs = self.probs(res)
+        child = _flipped(up)
+        # every (row, roll): its group of plays, read in place (no copies of the boards)
+        group = (binv.reshape(-1)[:, None] * nr + np.arange(nr)).ravel()
+        size = np.diff(offsets)[group]
+        row = np.repeat(np.arange(m), nr)
+        has = np.flatnonzero(size > 0)
+        start = np.cumsum(size) - size
+        entry = np.repeat(np.arange(group.size), size)
+        play = np.arange(entry.size) - start[entry] + offsets[group][entry]
+        leaf = self.leaf(res, probs, row[entry], child, up, index=play)
+        mover = leaf["mover_value"]
+        # the first best of each group
+        best = np.maximum.reduceat(mover, start[has]) if has.size else np.zeros(0)
+        at = np.where(mover == np.repeat(best, size[has]), np.arange(entry.size), entry.size)
+        chosen = play[np.minimum.reduceat(at, start[has])] if has.size else np.zeros(0, np.int64)
+        lost = np.flatnonzero(size == 0)
+        passed = rep[group[lost]][:, ::-1, :].copy() if lost.size else res[:0]
+        v = np.empty(group.size)
+        p = np.empty((group.size, 5))
+        if plies == 1:
+            v[has] = best
+            p[has] = probs[chosen]
+            if lost.size:
+                pp = self.probs(passed)
+                v[lost] = self.leaf(passed, pp, row[lost], child, up)["mover_value"]
+                p[lost] = pp
+        else:
+            order = np.concatenate([has, lost])
+            sub = self.values(np.concatenate([res[chosen], passed]), child[row[order]],
+                              plies - 1)
+            base = np.where(up[:, _C.MATCH] != 0, 1.0, 0.0)
+            v[order] = base[row[order]] - sub["value"]
+            p[order] = sub["probs"]
+        p = _invert(p)
+        nd = (v.reshape(m, nr) * ROLL_WEIGHTS).sum(axis=1) / 36.0
+        pr = (p.reshape(m, nr, 5) * ROLL_WEIGHTS[None, :, None]).sum(axis=1) / 36.0
+        return nd[inverse.reshape(-1)], pr[inverse.reshape(-1)]
+
+    # -- results ---------------------------------------------------------------
+
+    def play_values(self, results: np.ndarray, onroll_probs: np.ndarray, ctx: np.ndarray,
+                    params: np.ndarray, plies: int = 0):
+        """The values of plays to their movers: ``results`` (opponent on
+        roll; ``onroll_probs`` their 0-ply probabilities for him), play i
+        made at the mover's context ``params[ctx[i]]``.  Returns ``(value,
+        equity, probs)``: the value in the mover's currency (money equity
+        per unit of cube, match MWC), the equity (money: the same; match:
+        the MWC normalised by the mover's cube, EMG) and, above 0 plies, the
+        mover's probabilities along the search (None at 0 plies)."""
+        child = _flipped(params)
+        if plies == 0:
+            leaf = self.leaf(results, onroll_probs, ctx, child, params)
+            return leaf["mover_value"], leaf["mover_equity"], None
+        sub = self.values(results, child[ctx], plies)
+        value, equity = self._mover(sub["value"], ctx, params)
+        return value, equity, _invert(sub["probs"])
+
+
+def _invert(p: np.ndarray) -> np.ndarray:
+    """Probabilities seen from the other player."""
+    return np.stack([1 - p[:, 0], p[:, 3], p[:, 4], p[:, 1], p[:, 2]], axis=-1)
+
+
+def cubeful_values(ev, boards, cube, plies: int = 0, *, table=None,
+                   leaves=None) -> CubefulValues:
+    """Cubeful values (:class:`CubefulValues`) of ``boards`` for the player
+    on roll at ``cube`` (one context or one per board, anything
+    :meth:`CubeContext.of` takes) with the evaluator object ``ev`` and the
+    exact two-sided bear-off ``table`` (cubeful; None: no exact values).
+
+    0 plies: Janowski's model of :func:`cube_decision` on the evaluator's
+    probabilities, with the table's exact money equities where it has them.
+    n plies: the average over the 21 rolls of the best play's value for the
+    side on roll, valued at n - 1 plies from the opponent's side with his
+    own cube decision (no double, or double with take or pass, whichever
+    is worse for the side that moves; too good, dead cube and Crawford as
+    the kernel rules them), each play chosen by its 0-ply cubeful value;
+    no double and double/take are searched separately at every node where
+    the side on roll may double.  :func:`bgfast.evaluate.cubeful_equity` is
+    the public form (evaluator by name)."""
+    b = as_boards(boards)
+    if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 0:
+        raise ValueError(f"plies must be an integer >= 0, not {plies!r}")
+    n = b.shape[0]
+    contexts, rows, index, met = _context_rows(cube, n)
+    search = _Search(ev, table, met, leaves)
+    params = rows[index]
+    out = search.values(b, params, int(plies), every_double=True)
+    return _shape_values(search, contexts, params, int(plies), out, b)
+
+
+def _shape_values(search: _Search, contexts, params, plies, out, boards) -> CubefulValues:
+    """:class:`CubefulValues` from the search's arrays (each row's currency)."""
+    n = boards.shape[0]
+    match = params[:, _C.MATCH] != 0
+    lose, win = out["lose"], out["double_pass"]
+    probs = _checked(out["probs"])[0] if n else out["probs"]     # as the kernel reads them
+    cubeless = _cubeless(probs) if n else np.zeros(0)
+    nan = np.full(n, np.nan)
+    cl_mwc = nan.copy()
+
+    def emg(v):
+        return np.where(match, _k.normalised(np.where(match, v, 0.0), lose, win), v)
+
+    if match.any():
+        rows = np.flatnonzero(match)
+        p = probs[rows]
+        pr = params[rows]
+        x = _k.board_efficiencies(boards[rows], _EFFICIENCY)
+        cl_mwc[rows] = _match_model(p, pr[:, _C.AWAY_ME], pr[:, _C.AWAY_OPP], pr[:, _C.STATE],
+                                    pr[:, _C.CUBE], pr[:, _C.OWNER], x, x, search.met)["dead"]
+    # the Jacoby rule with a centred cube: gammons do not count (as in CubeDecision)
+    jacoby = ~match & (params[:, _C.JACOBY] != 0) & (params[:, _C.OWNER] == 0)
+    cubeless = np.where(jacoby, 2 * probs[:, 0] - 1, cubeless)
+    return CubefulValues(
+        contexts=tuple(contexts), plies=plies, probs=probs,
+        cubeless_equity=np.where(match, emg(np.nan_to_num(cl_mwc)), cubeless),
+        equity=emg(out["value"]), no_double=emg(out["no_double"]),
+        double_take=emg(out["double_take"]), double_pass=emg(out["double_pass"]),
+        action=out["action"], beaver=out["beaver"], cubeless_mwc=cl_mwc,
+        mwc=np.where(match, out["value"], nan), mwc_no_double=np.where(match, out["no_double"], nan),
+        mwc_double_take=np.where(match, out["double_take"], nan),
+        mwc_double_pass=np.where(match, out["double_pass"], nan))
+
+
+
+def searched_decisions(ev, boards, cube, plies: int = 0, *, table=None,
+                       leaves=None) -> CubeDecisions:
+    """Cube decisions (:class:`CubeDecisions`) of ``boards`` at one context
+    ``cube`` whose no double, double/take and double/pass values and action
+    come from the cubeful search at ``plies`` (:func:`cubeful_values`); the
+    take and cash points, gammon prices and efficiencies are Janowski's on
+    the search's probabilities.  At 0 plies this is :func:`cube_decisions`
+    of the evaluator's probabilities (with the table's exact money
+    equities).  :func:`bgfast.evaluate.evaluate_cube` is the public form."""
+    ctx = CubeContext.of(cube)
+    b = as_boards(boards)
+    vals = cubeful_values(ev, b, ctx, plies, table=table, leaves=leaves)
+    x = board_efficiencies(b)
+    exact = np.full((b.shape[0], 3), np.nan)
+    rows, eq = _Search(ev, table).exact(b)
+    exact[rows] = eq
+    base = _decide(vals.probs, ctx.cube, ctx.owner.value, ctx.score,
+                   ctx.rules if ctx.is_money else None, ctx.met, x, exact)
+    match = not ctx.is_money
+    return dataclasses.replace(
+        base, no_double=vals.no_double, double_take=vals.double_take,
+        double_pass=vals.double_pass, action=vals.action, beaver=vals.beaver,
+        double_beaver=np.where(vals.beaver, 2.0 * vals.double_take, np.nan),
+        mwc_no_double=vals.mwc_no_double if match else None,
+        mwc_double_take=vals.mwc_double_take if match else None,
+        mwc_double_pass=vals.mwc_double_pass if match else None)

@@ -42,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from . import _evaluate as _k
+from . import cube as _cube
 from .errors import BgfastError, DatabaseError, InvalidPositionError
 from .formats import check_dice
 from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _kernel_failure, legal_plays_batch
@@ -52,7 +53,7 @@ __all__ = [
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
     "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
-    "install_bearoff_tables",
+    "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
 ]
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -403,16 +404,81 @@ def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
     return out
 
 
+# ---------------------------------------------------------------- cubeful
+
+def _cubeful_table():
+    """The installed two-sided bear-off table (its exact cubeful money
+    equities serve the cubeful search), or None without tables."""
+    _ensure_tables()
+    return None if _TABLES is None else _TABLES[1]
+
+
+def cubeful_equity(boards, cube, *, plies: int = 0, evaluator="net") -> "_cube.CubefulValues":
+    """Cubeful values of positions (a Position, a board or ``uint8[N, 2, 25]``
+    boards) for the player on roll at ``cube`` -- one
+    :class:`bgfast.cube.CubeContext` (or anything
+    :meth:`~bgfast.cube.CubeContext.of` takes) or one per position -- at
+    ``plies`` plies: a :class:`bgfast.cube.CubefulValues` (money: equity per
+    unit of the current cube; match: MWC and its EMG).
+
+    0 plies: Janowski's interpolation of :mod:`bgfast.cube` on the
+    evaluator's probabilities, the two-sided bear-off table's exact cubeful
+    money equities where it has them.  n plies: gnubg's scheme, the average
+    over the 21 rolls of the best play's value with each side's cube
+    decision at every node (:func:`bgfast.cube.cubeful_values`)."""
+    b = as_boards(boards.board if isinstance(boards, Position) else boards)
+    return _cube.cubeful_values(get_evaluator(evaluator), b, cube, plies, table=_cubeful_table())
+
+
+def evaluate_cube_batch(boards, cube, *, plies: int = 0, evaluator="net") -> "_cube.CubeDecisions":
+    """The cube decisions (:class:`bgfast.cube.CubeDecisions`) of the player
+    on roll in ``boards`` at one context ``cube``, no double and
+    double/take valued by the cubeful search at ``plies``
+    (:func:`bgfast.cube.searched_decisions`)."""
+    b = as_boards(boards.board if isinstance(boards, Position) else boards)
+    return _cube.searched_decisions(get_evaluator(evaluator), b, cube, plies,
+                                    table=_cubeful_table())
+
+
+def evaluate_cube(position, cube, *, plies: int = 0, evaluator="net") -> "_cube.CubeDecision":
+    """:func:`evaluate_cube_batch` of one position: its
+    :class:`bgfast.cube.CubeDecision` at ``cube`` by the cubeful search at
+    ``plies`` (at 0 plies what :func:`bgfast.cube.cube_decision` gives on
+    the evaluator's probabilities)."""
+    b = position.board if isinstance(position, Position) else as_board(position)
+    return evaluate_cube_batch(b[None], cube, plies=plies, evaluator=evaluator).decision(0)
+
+
 @dataclass(frozen=True)
 class RankedPlay:
+    """A play with its values for the player who made it: ``probs`` and the
+    cubeless ``equity``; ranked at a cube context, also ``cubeful`` (money:
+    the cubeful equity per unit of the current cube; match: the EMG) and at
+    a match score ``mwc``."""
+
     play: object           # bgfast.movegen.Play
     probs: tuple           # for the player who made the play
     equity: float
     plies: int
+    cubeful: float | None = None
+    mwc: float | None = None
+
+    @property
+    def value(self) -> float:
+        """What the play is ranked by: the cubeful value (money equity or
+        EMG) at a cube context, else the cubeless equity."""
+        return self.equity if self.cubeful is None else self.cubeful
 
     def to_dict(self) -> dict:
-        return {"play": self.play.notation, "position_id": self.play.position.position_id(),
-                "plies": self.plies, **dict(zip(PROB_NAMES, self.probs)), "equity": self.equity}
+        d = {"play": self.play.notation, "position_id": self.play.position.position_id(),
+             "plies": self.plies, **dict(zip(PROB_NAMES, self.probs)), "equity": self.equity}
+        if self.cubeful is not None:
+            if self.mwc is None:
+                d["cubeful_equity"] = self.cubeful
+            else:
+                d["mwc"] = self.mwc
+                d["emg"] = self.cubeful
+        return d
 
 
 @dataclass(frozen=True)
@@ -420,8 +486,12 @@ class RankedBatch:
     """The legal plays of many (board, dice) pairs, ranked: the plays of
     board i are rows ``offsets[i]:offsets[i+1]`` of ``results`` (opponent on
     roll), ``moves`` (as :func:`bgfast.movegen.legal_plays_batch`), ``probs``
-    (for the mover), ``equity`` and ``depth`` (plies searched); ``order``
-    lists every board's rows best first (its slice is the board's own)."""
+    (for the mover), ``equity`` (cubeless) and ``depth`` (plies searched);
+    ``order`` lists every board's rows best first (its slice is the board's
+    own).  Ranked at cube contexts, ``cubeful`` holds each play's cubeful
+    value (money equity per unit of the current cube, or EMG at a match
+    score) and ``mwc`` its MWC (NaN for money plays; None when every
+    context is money); otherwise both are None."""
 
     offsets: np.ndarray
     results: np.ndarray
@@ -430,6 +500,8 @@ class RankedBatch:
     equity: np.ndarray
     depth: np.ndarray
     order: np.ndarray
+    cubeful: np.ndarray | None = None
+    mwc: np.ndarray | None = None
 
     def ranked(self, i: int, before: Position, top: int | None = None) -> list["RankedPlay"]:
         """Board i's plays as :class:`RankedPlay` objects, best first (the
@@ -441,26 +513,40 @@ class RankedBatch:
             rows = rows[:top]
         after = Position.many(self.results[rows], classify=False)
         probs, eq, depth = self.probs[rows].tolist(), self.equity[rows].tolist(), self.depth[rows].tolist()
+        cf = [None] * len(rows) if self.cubeful is None else self.cubeful[rows].tolist()
+        mwc = [None] * len(rows) if self.mwc is None else \
+            [None if v != v else v for v in self.mwc[rows].tolist()]
         out = []
         for k, mv in enumerate(self.moves[rows].tolist()):
             steps = tuple((a, b) for a, b in mv if a >= 0)
-            out.append(RankedPlay(Play(before, steps, after[k]), tuple(probs[k]), eq[k], depth[k]))
+            out.append(RankedPlay(Play(before, steps, after[k]), tuple(probs[k]), eq[k], depth[k],
+                                  cf[k], mwc[k]))
         return out
 
 
 def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int = 8,
-                     window: float = 0.16) -> RankedBatch:
+                     window: float = 0.16, cube=None) -> RankedBatch:
     """:func:`rank_plays` for many (board, dice) pairs at once: one move
     generation, one evaluation of every play and one deeper search of the
-    filtered plays of all boards together."""
+    filtered plays of all boards together.  ``cube``: one cube context for
+    every board or one per board (see :func:`rank_plays`)."""
     ev = get_evaluator(evaluator)
     b, d = _boards_and_dice(boards, dice)
     offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
-    vals = invert(ev.evaluate_batch(res)) if len(res) else np.zeros((0, 5))
+    onroll = ev.evaluate_batch(res) if len(res) else np.zeros((0, 5))
+    vals = invert(onroll)
     e0 = equity(vals)
-    if type(ev) is PubevalEvaluator and plies == 0:
+    cubeful = mwc = None
+    if cube is not None:
+        # cubeful: each play valued by the kernel's cube model at the mover's context
+        _ctxs, rows, index, met = _cube._context_rows(cube, b.shape[0])
+        search = _cube._Search(ev, _cubeful_table(), met)
+        ctx = index[seg]
+        value, cubeful, _ = search.play_values(res, onroll, ctx, rows)
+        key = cubeful
+    elif type(ev) is PubevalEvaluator and plies == 0:
         # pubeval orders its plays by the raw score (weights from the position before)
         contact = classify_boards(b) == PositionClass.CONTACT
         key = pubeval_score(res, contact=contact[seg]) if len(res) else e0
@@ -469,33 +555,53 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     order = np.lexsort((-key, seg))                   # stable: ties keep generation order
     depth = np.zeros(len(res), dtype=np.int64)
     if plies > 0 and len(res):
+        ref = e0 if cube is None else cubeful
         # per board: its best `keep` at 0 ply within `window` of its best
         rank = np.empty(len(res), dtype=np.int64)
         rank[order] = np.arange(len(res)) - np.repeat(offsets[:-1], counts)
-        best = e0[order[offsets[:-1][counts > 0]]]
+        best = ref[order[offsets[:-1][counts > 0]]]
         best_of = np.full(b.shape[0], np.nan)
         best_of[counts > 0] = best
-        deep = np.flatnonzero((rank < keep) & (e0 >= best_of[seg] - window))
+        deep = np.flatnonzero((rank < keep) & (ref >= best_of[seg] - window))
         vals = vals.copy()
-        vals[deep] = invert(_value(ev, res[deep], plies))
+        if cube is None:
+            vals[deep] = invert(_value(ev, res[deep], plies))
+            eq = equity(vals)
+        else:
+            value, cubeful = value.copy(), cubeful.copy()
+            value[deep], cubeful[deep], vals[deep] = search.play_values(
+                res[deep], onroll[deep], ctx[deep], rows, plies)
+            eq = cubeful
         depth[deep] = plies
         # deeper values first, then 0-ply leftovers
-        eq = equity(vals)
         order = np.lexsort((np.arange(len(res)), -eq, -depth, seg))
-    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order)
+    if cube is not None:
+        match = rows[:, _cube.ContextColumn.MATCH] != 0
+        if match.any():
+            mwc = np.where(match[ctx], value, np.nan)
+    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order, cubeful, mwc)
 
 
 def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
-               keep: int = 8, window: float = 0.16) -> list[RankedPlay]:
+               keep: int = 8, window: float = 0.16, cube=None) -> list[RankedPlay]:
     """The legal plays of ``position`` for d1-d2, best first, with their
     values for the mover.  Above 0 plies, move filtering: every play is
     ranked at 0 ply and only the best ``keep`` within ``window`` equity of
     the best are searched deeper (the others keep their 0-ply values and
-    rank below)."""
+    rank below).
+
+    Without ``cube`` the plays are ranked by cubeless equity.  With a cube
+    context (a :class:`bgfast.cube.CubeContext`, or anything
+    :meth:`~bgfast.cube.CubeContext.of` takes) they are ranked by their
+    cubeful value at that cube and score -- money: cubeful equity per unit
+    of the current cube; match: MWC (its EMG in ``cubeful``) -- with the
+    opponent's cube decision after the play and, above 0 plies, the
+    cubeful search of :func:`cubeful_equity`; the window applies to that
+    value.  Every :class:`RankedPlay` keeps its cubeless ``equity``."""
     d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
     batch = rank_plays_batch(pos.board[None], [[d1, d2]], plies=plies,
-                             evaluator=evaluator, keep=keep, window=window)
+                             evaluator=evaluator, keep=keep, window=window, cube=cube)
     return batch.ranked(0, pos)
 
 
