@@ -17,7 +17,7 @@ XGID_MATCH = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
 
 
 def test_plays_are_every_legal_play_best_first_with_losses():
-    h = hint(OPENING, (3, 1))
+    h = hint(OPENING, (3, 1), cubeless=True)
     assert h.ply == DEFAULT_PLY == 2 and h.cube is None
     legal = {p.notation for p in Position.initial().legal_plays(3, 1)}
     assert {p.play for p in h.plays} == legal and len(h.plays) == 16
@@ -32,6 +32,32 @@ def test_plays_are_every_legal_play_best_first_with_losses():
     ranked = rank_plays(Position.initial(), 3, 1, plies=2, evaluator="net")
     assert [r.play.notation for r in ranked] == [p.play for p in h.plays]
     assert [r.equity for r in ranked] == eqs
+    assert h.ranked_by == "cubeless" and all(p.cubeful is None for p in h.plays)
+
+
+def test_plays_are_ranked_at_the_cube_and_score_by_default():
+    from bgfast.cube import CubeContext
+
+    money = hint(OPENING, (3, 1))
+    assert money.ranked_by == "cubeful"
+    ranked = rank_plays(Position.initial(), 3, 1, plies=2, cube=CubeContext.money())
+    assert [(p.play, p.cubeful, p.equity) for p in money.plays] == [
+        (r.play.notation, r.cubeful, r.equity) for r in ranked]
+    vals = [p.cubeful for p in money.plays]
+    assert vals == sorted(vals, reverse=True)
+    assert [p.loss for p in money.plays] == [vals[0] - v for v in vals]
+    # at 4-2 to 9, the opponent owning a 2-cube: ranked by MWC, EMG beside it
+    match = hint(OPENING + ":QYkqASAAIAAA")
+    assert match.ranked_by == "mwc"
+    ctx = CubeContext.match(9, 4, 2, cube=2, owner="opp")
+    ranked = rank_plays(Position.initial(), 5, 2, plies=2, cube=ctx)
+    assert [(p.play, p.mwc, p.cubeful) for p in match.plays] == [
+        (r.play.notation, r.mwc, r.cubeful) for r in ranked]
+    mwcs = [p.mwc for p in match.plays]
+    assert mwcs == sorted(mwcs, reverse=True) and 0 < mwcs[-1] <= mwcs[0] < 1
+    assert [p.loss for p in match.plays] == [mwcs[0] - m for m in mwcs]
+    doc = match.to_dict()
+    assert doc["ranked_by"] == "mwc" and {"mwc", "emg", "equity"} <= set(doc["plays"][0])
 
 
 def test_ply_and_top():
@@ -81,8 +107,8 @@ def _bearoff_board():
 
 
 def test_rollout_is_seeded_and_orders_the_plays_by_its_result():
-    a = hint(OPENING, (3, 1), ply=0, rollout=72, rollout_plays=3, seed=5)
-    b = hint(OPENING, (3, 1), ply=0, rollout=72, rollout_plays=3, seed=5)
+    a = hint(OPENING, (3, 1), ply=0, rollout=72, rollout_plays=3, seed=5, cubeless=True)
+    b = hint(OPENING, (3, 1), ply=0, rollout=72, rollout_plays=3, seed=5, cubeless=True)
     assert a.to_dict() == b.to_dict()
     rolled = [p for p in a.plays if p.rollout_equity is not None]
     assert len(rolled) == 3
@@ -108,7 +134,7 @@ def test_cli_text_and_json():
     r = CliRunner().invoke(main, ["hint", OPENING, "31"])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert "roll 3-1" in lines[0] and "2-ply" in lines[1]
+    assert "roll 3-1" in lines[0] and "2-ply, by cubeful equity" in lines[1]
     assert lines[3].split()[:3] == ["1", "8/5", "6/5"]
     assert len(lines) == 3 + 16
     r = CliRunner().invoke(main, ["hint", XGID_MATCH, "--json", "--ply", "0"])
@@ -117,7 +143,9 @@ def test_cli_text_and_json():
     assert doc["cube"]["cube"] == 2 and doc["context"] == "2-4 to 9, cube 2 (me)"
     r = CliRunner().invoke(main, ["hint", OPENING, "3-1", "--json", "--top", "2"])
     doc = json.loads(r.output)
-    assert [p["rank"] for p in doc["plays"]] == [1, 2] and doc["equity"] == "cubeless"
+    assert [p["rank"] for p in doc["plays"]] == [1, 2] and doc["ranked_by"] == "cubeful"
+    r = CliRunner().invoke(main, ["hint", OPENING, "31", "--json", "--cubeless"])
+    assert json.loads(r.output)["ranked_by"] == "cubeless"
 
 
 def test_cli_errors_are_one_line():

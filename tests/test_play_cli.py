@@ -55,11 +55,12 @@ def test_scripted_human_session(tmp_path):
     # the ranked plays of the opening roll, best first, as bgfast.hint ranks them
     from bgfast.hint import hint
 
-    listed = out.split("Best plays (net, 2-ply, cubeless equity):\n", 1)[1].splitlines()
+    # (a money session: ranked by cubeful equity at the game's cube)
+    listed = out.split("Best plays (net, 2-ply, cubeful equity):\n", 1)[1].splitlines()
     expect = hint(g.position(), g.dice, top=5).plays
     rows = [re.match(r"\s+(\d+)\. (.+?)\s+([+-]\d\.\d{3})", ln) for ln in listed[:len(expect)]]
     assert [(int(m[1]), m[2], float(m[3])) for m in rows] == [
-        (p.rank, p.play, round(p.equity, 3)) for p in expect]
+        (p.rank, p.play, round(p.cubeful, 3)) for p in expect]
     assert "Nothing to take back." in out
     assert f"You play {target.notation}." in out
     assert "Position ID: 4HPwATDgc/ABMA" in out

@@ -43,18 +43,23 @@ HELP_MOVE = """Type moves in gnubg notation, all at once or a checker at a time:
 
 def ranked_plays_text(g: Game, top: int = 5) -> str:
     """The best ``top`` plays of the roll to play in ``g``, ranked by
-    :func:`bgfast.hint.hint` at its default depth, with their equities and
-    losses against the best."""
+    :func:`bgfast.hint.hint` at its default depth and the game's cube and
+    score, with their values and losses against the best."""
     from ..analyze import game_context
     from ..hint import hint
 
     h = hint(g.position(), g.dice, context=game_context(g, g.turn), top=top)
     if not h.plays:
         return "No legal play: the roll cannot be played."
-    lines = [f"Best plays ({h.evaluator}, {h.ply}-ply, cubeless equity):"]
+    kind = {"cubeless": "cubeless equity", "cubeful": "cubeful equity",
+            "mwc": "match winning chance"}[h.ranked_by]
+    lines = [f"Best plays ({h.evaluator}, {h.ply}-ply, {kind}):"]
     for p in h.plays:
-        loss = "" if p.rank == 1 else f"  ({-p.loss:+.3f})"
-        lines.append(f"  {p.rank}. {p.play:<24} {p.equity:+.3f}{loss}")
+        if h.ranked_by == "mwc":
+            value, loss = f"{100 * p.mwc:.2f}%", f"  ({-100 * p.loss:+.2f}%)"
+        else:
+            value, loss = f"{p.value:+.3f}", f"  ({-p.loss:+.3f})"
+        lines.append(f"  {p.rank}. {p.play:<24} {value}{'' if p.rank == 1 else loss}")
     return "\n".join(lines)
 
 class _Quit(Exception):

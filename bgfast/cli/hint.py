@@ -26,15 +26,20 @@ DICE = DiceParam()
               help="How many of the leading plays to roll out.")
 @click.option("--seed", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True,
               help="Seed of the rollout's dice.")
+@click.option("--cubeless", is_flag=True,
+              help="Rank the plays by cubeless equity instead of their value at the cube "
+                   "and score.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, as_json):
+def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, cubeless, as_json):
     """The engine's advice for POSITION: ranked plays for DICE, or the cube.
 
     POSITION is a Position ID, a gnubg ID (POSITIONID:MATCHID) or an XGID;
     a Match ID or XGID gives the cube, the score and the dice.  With a roll
-    (DICE, or the ID's dice) the legal plays are listed best first with
-    their cubeless equity, their loss against the best and their
-    probabilities; without one, the cube decision of the player on roll.
+    (DICE, or the ID's dice) the legal plays are listed best first by
+    their value at the cube and score (cubeful equity for money, match
+    winning chance at a match score; --cubeless for cubeless equity), with
+    their loss against the best and their probabilities; without one, the
+    cube decision of the player on roll.
 
       bgfast hint 4HPwATDgc/ABMA 31
 
@@ -43,7 +48,7 @@ def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, as_js
     from ..hint import hint as make_hint
 
     h = make_hint(position, dice, ply=ply, evaluator=evaluator, top=top, rollout=trials,
-                  rollout_plays=rollout_plays, seed=seed)
+                  rollout_plays=rollout_plays, seed=seed, cubeless=cubeless)
     if as_json:
         emit_json(h.to_dict())
     else:
