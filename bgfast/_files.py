@@ -33,18 +33,27 @@ MAX_LINE = 1024
 QUOTE = 200
 
 
-def check_writable(path, what: str = "output file") -> Path:
+def check_writable(path, what: str = "output file", *, stream: bool = False) -> Path:
     """Refuse, with one :class:`~bgfast.errors.OutputPathError` naming the
     problem, an output path that cannot be written: empty, a directory, in a
     directory that does not exist, or where no file can be created (a
-    read-only directory or file system).  An existing file must be writable.
-    Nothing is left behind.  Returns the path as a :class:`~pathlib.Path`."""
+    read-only directory or file system).  An existing file must be writable,
+    and a regular file: :func:`atomic_write` would replace a device or a
+    pipe.  ``stream``: the file is written in place, so an existing device or
+    pipe (``/dev/stdout``) will do.  Nothing is left behind.  Returns the path
+    as a :class:`~pathlib.Path`."""
     text = os.fspath(path)
     if not str(text).strip():
         raise OutputPathError(f"the {what} path is empty")
     p = Path(text)
     if p.is_dir():
         raise OutputPathError(f"{what} {text!r} is a directory")
+    if p.exists() and not p.is_file():
+        if not stream:
+            raise OutputPathError(f"{what} {text!r} is not a regular file")
+        if not os.access(p, os.W_OK):
+            raise OutputPathError(f"cannot write {what} {text!r}: permission denied")
+        return p
     parent = p.parent
     if not parent.exists():
         raise OutputPathError(f"cannot write {what} {text!r}: the directory {str(parent)!r} "

@@ -1004,7 +1004,8 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     ones smaller; one line a block with rollouts, which spread over the
     processes); the rows of a block are written with one write and a flush,
     so a crash can only tear the last row, which ``resume`` cuts.  With
-    ``output``, its run record (:data:`RUN_RECORD`) is kept beside it, and
+    ``output`` (a regular file), its run record (:data:`RUN_RECORD`) is
+    kept beside it, and
     ``resume`` first checks (:func:`_resume`) that the file, the settings
     and the input are those of the run it continues, and refuses with an
     :class:`InvalidRecordError` otherwise, the file untouched.
@@ -1019,12 +1020,17 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     it = iter(lines)
     start, keep, digest, hashed = 0, None, None, 0
     if output is not None:
-        check_writable(output)
-        digest = hashlib.sha256()
-        if resume:
-            start, keep, it, hashed = _resume(output, fmt, settings, it, digest)
-        if keep is None:                             # a new run: its record comes first
-            _write_run_record(output, fmt, settings, 0, digest.hexdigest())
+        check_writable(output, stream=True)
+        if os.path.exists(output) and not os.path.isfile(output):
+            # a device or a pipe (-o /dev/stdout): written in place, no run record
+            if resume:
+                raise BgfastError(f"--resume needs a regular output file, not {output}")
+        else:
+            digest = hashlib.sha256()
+            if resume:
+                start, keep, it, hashed = _resume(output, fmt, settings, it, digest)
+            if keep is None:                         # a new run: its record comes first
+                _write_run_record(output, fmt, settings, 0, digest.hexdigest())
     if progress is not None and start:
         progress(start)
     marks: deque = deque()        # of each block read: (lines hashed, their SHA-256, its lines)

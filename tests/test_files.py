@@ -116,3 +116,26 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
     with _progress.Progress(10, quiet=True) as bar:     # --quiet
         bar(10)
     assert capsys.readouterr().err == ""
+
+
+def test_devices_and_pipes_are_written_in_place_only(tmp_path):
+    """An atomic write would replace /dev/null; a streamed output may go to
+    a device or a pipe (analyze -o /dev/stdout), without a run record."""
+    import threading
+
+    from bgfast.analyze import run
+
+    with pytest.raises(OutputPathError, match="not a regular file"):
+        check_writable("/dev/null", "table file")
+    assert str(check_writable("/dev/null", stream=True)) == "/dev/null"
+    fifo = tmp_path / "rows"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    counts = run(["4HPwATDgc/ABMA 31\n"], output=str(fifo))
+    reader.join(timeout=30)
+    assert counts["rows"] == 1 and '"best_play":"8/5 6/5"' in got[0]
+    assert sorted(os.listdir(tmp_path)) == ["rows"]           # no run record beside a pipe
+    with pytest.raises(BgfastError, match="regular output file"):
+        run(["4HPwATDgc/ABMA 31\n"], output=str(fifo), resume=True)

@@ -78,8 +78,10 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
                                 rollout_games=rollout_games, seed=seed)
     data_path = output + ".jsonl" if fmt == "html" else output
     data_fmt = "jsonl" if fmt == "html" else fmt
-    for path in {output, data_path} - {None}:
-        check_writable(path)
+    if output is not None:
+        check_writable(output, stream=fmt != "html")
+    if fmt == "html":                     # written, then read back for the page
+        check_writable(data_path)
     stream = click.get_text_stream("stdout") if output is None else None
     with click.open_file(input_file, "r", encoding="utf-8", errors="surrogateescape") as f, \
             Progress(unit="line") as bar:
