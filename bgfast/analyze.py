@@ -785,9 +785,9 @@ def _read_run_record(output: str) -> dict | None:
 def _check_settings(output: str, record: dict, fmt: str, settings: AnalysisSettings) -> None:
     for key, value in _run_settings(fmt, settings).items():
         if record.get(key) != value:
-            raise InvalidRecordError(
-                f"cannot resume {output}: it was written with {_OPTIONS[key]} "
-                f"{record.get(key)}, not {_OPTIONS[key]} {value}")
+            option = _OPTIONS.get(key, key)
+            raise InvalidRecordError(f"cannot resume {output}: it was written with {option} "
+                                     f"{record.get(key)}, not {option} {value}")
 
 
 def resume_point(path: str, fmt: str) -> int:
@@ -834,9 +834,9 @@ def _rows_done(path: str, fmt: str) -> tuple[int, int]:
 def _resume(output: str, fmt: str, settings: AnalysisSettings, lines: Iterator[str],
             digest) -> tuple[int, int | None, Iterator[str], int]:
     """Check that ``output`` can be resumed, touching nothing: it is
-    bgfast's output in ``fmt``, its run record has these settings, and the input's
-    first lines (as many as the record covers, read from ``lines`` into
-    ``digest``) are those it was written from.  Returns ``(last line done,
+    bgfast's output in ``fmt``, its run record has these settings, and the
+    input's first lines (as many as the record covers, read from ``lines``
+    into ``digest``) are those it was written from.  Returns ``(last line done,
     bytes of whole rows to keep or None, the lines after the last line
     done, the lines the record covers)``."""
     if not os.path.exists(output) or os.path.getsize(output) == 0:
@@ -1004,11 +1004,11 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     ones smaller; one line a block with rollouts, which spread over the
     processes); the rows of a block are written with one write and a flush,
     so a crash can only tear the last row, which ``resume`` cuts.  With
-    ``output`` (a regular file), its run record (:data:`RUN_RECORD`) is
-    kept beside it, and
-    ``resume`` first checks (:func:`_resume`) that the file, the settings
-    and the input are those of the run it continues, and refuses with an
-    :class:`InvalidRecordError` otherwise, the file untouched.
+    ``output`` (a regular file), its run record (:data:`RUN_RECORD`) is kept
+    beside it, and ``resume`` first checks (:func:`_resume`) that the file,
+    the settings and the input are those of the run it continues, and
+    refuses with an :class:`InvalidRecordError` otherwise, the file
+    untouched.
     Returns counts: ``{"rows": n, "errors": k, "resumed_after_line": lines
     already done}``.  ``progress(n)`` is called with the number of input
     lines dealt with (those a resume skips, then each block's).
