@@ -44,13 +44,13 @@ def check_writable(path, what: str = "output file", *, stream: bool = False) -> 
     as a :class:`~pathlib.Path`."""
     text = os.fspath(path)
     if not str(text).strip():
-        raise OutputPathError(f"the {what} path is empty")
+        raise OutputPathError(f"no {what} name given")
     p = Path(text)
     if p.is_dir():
-        raise OutputPathError(f"{what} {text!r} is a directory")
+        raise OutputPathError(f"cannot write {what} {text!r}: it is a directory")
     if p.exists() and not p.is_file():
         if not stream:
-            raise OutputPathError(f"{what} {text!r} is not a regular file")
+            raise OutputPathError(f"cannot write {what} {text!r}: it is not a regular file")
         if not os.access(p, os.W_OK):
             raise OutputPathError(f"cannot write {what} {text!r}: permission denied")
         return p

@@ -363,7 +363,7 @@ def test_output_paths_are_checked_before_the_work(tmp_path, fmt, monkeypatch):
     monkeypatch.setattr(an, "_chunk_text", no_work)
     runner = CliRunner()
     for out, message in [(tmp_path / "missing" / "x.out", "does not exist"),
-                         ("", "path is empty"), ("/proc/x.out", "no file can be created"),
+                         ("", "name given"), ("/proc/x.out", "no file can be created"),
                          (tmp_path, "directory")]:
         r = runner.invoke(main, ["analyze", str(src), "-o", str(out), "--format", fmt])
         assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr

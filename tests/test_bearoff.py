@@ -935,7 +935,7 @@ def test_build_checks_the_output_path_before_the_work(tmp_path, monkeypatch):
     runner = CliRunner()
     for kind in (["--one-sided", "3"], ["--two-sided", "6x3"]):
         for out, message in [(tmp_path / "no" / "x.bgb", "does not exist"),
-                             ("", "path is empty"), ("/proc/x.bgb", "no file can be created"),
+                             ("", "name given"), ("/proc/x.bgb", "no file can be created"),
                              (tmp_path / "f.txt" / "x.bgb", "is not a directory")]:
             (tmp_path / "f.txt").write_text("")
             r = runner.invoke(main, ["bearoff", "build", *kind, "-o", str(out)])

@@ -131,4 +131,4 @@ def test_train_checks_its_output_before_training(tmp_path, monkeypatch):
         r = runner.invoke(main, cmd)
         assert r.exit_code == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
     r = runner.invoke(main, ["train", "", "--games", "10"])
-    assert r.exit_code == 2 and "path is empty" in r.stderr
+    assert r.exit_code == 2 and "name given" in r.stderr

@@ -24,8 +24,8 @@ def test_check_writable_accepts_new_and_existing_files(tmp_path):
 
 
 @pytest.mark.parametrize("path, message", [
-    ("", "path is empty"),
-    ("   ", "path is empty"),
+    ("", "name given"),
+    ("   ", "name given"),
     ("/nonexistent-bgfast-dir/x.bgb", "directory '/nonexistent-bgfast-dir' does not exist"),
     ("/proc/x.bgb", "no file can be created in '/proc'"),
 ])

@@ -377,7 +377,8 @@ def test_local_rollout_survives_a_dead_worker(tmp_path, monkeypatch):
 
     import bgfast.rollout as ro
 
-    s = RolloutSettings(trials=240, seed=6, jobs=2, chunk=20, variance_reduction=False)
+    s = RolloutSettings(trials=240, seed=6, jobs=2, chunk=20, variance_reduction=False,
+                        policy="pubeval", evaluator="composite")
     whole = rollout(INITIAL, replace(s, jobs=1))
     before = children()
     parent, marker = os.getpid(), tmp_path / "killed"
@@ -415,7 +416,7 @@ def test_rollout_streams_in_bounded_memory_and_stops_by_stderr():
     size."""
     import resource
     s = RolloutSettings(trials=10 ** 15, seed=3, jobs=1, stderr_target=0.006, batch=100,
-                        min_trials=100, truncate=6)
+                        min_trials=100, truncate=6, policy="pubeval", evaluator="composite")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     seen = []
     r = rollout(INITIAL, s, progress=lambda done, total: seen.append((done, total)))
@@ -436,7 +437,7 @@ def test_rollout_statistics_are_the_plain_ones():
     taken at once (known values from the kernel's own per-trial results)."""
     import math
     s = RolloutSettings(trials=3000, seed=9, jobs=1, truncate=10,   # 2 blocks and a part
-                        variance_reduction=False)
+                        variance_reduction=False, policy="pubeval", evaluator="composite")
     starts = np.ascontiguousarray(INITIAL.board[None])
     vals, plies = run_chunk(starts, 0, 3000, s.kernel_params())
     r = rollout(INITIAL, s)

@@ -52,7 +52,7 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, chec
     if one_sided is not None:
         if cubeful or layout:
             raise click.UsageError("--cubeful and --layout are for two-sided tables")
-        with Progress(unit="position", desc=f"one-sided {one_sided}x{checkers}", quiet=quiet,
+        with Progress(unit=" positions", desc=f"one-sided {one_sided}x{checkers}", quiet=quiet,
                       unit_scale=True) as prog:
             table = bo.build_one_sided(one_sided, checkers, output, progress=prog,
                                        threads=threads, checkpoint_seconds=checkpoint_seconds)
@@ -63,7 +63,7 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, chec
         points, c = int(m.group(1)), int(m.group(2))
         if points != 6:
             raise click.UsageError("two-sided tables are on 6 points")
-        with Progress(unit="pair", desc=f"two-sided 6x{c}{' cubeful' if cubeful else ''}",
+        with Progress(unit=" pairs", desc=f"two-sided 6x{c}{' cubeful' if cubeful else ''}",
                       quiet=quiet, unit_scale=True) as prog:
             table = bo.build_two_sided(c, output, cubeful=cubeful, layout=layout, progress=prog,
                                        threads=threads, checkpoint_seconds=checkpoint_seconds)

@@ -69,14 +69,16 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
     if dice is None and not all_rolls:
         dice = position.dice
     position = position.position
-    with Progress(trials, unit="game", unit_scale=True) as bar:
+    # with --stderr the trials are a maximum: the bar counts games, with no end
+    with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
+        report = bar if stderr_target is None else (lambda done, _most: bar(done))
         if all_rolls:
-            out = rollout_opening_rolls(s, position=position, progress=bar)
+            out = rollout_opening_rolls(s, position=position, progress=report)
         elif dice is not None:
             out = rollout_plays(position, dice[0], dice[1], s, max_plays=max_plays,
-                                progress=bar)
+                                progress=report)
         else:
-            out = run(position, s, progress=bar)
+            out = run(position, s, progress=report)
     if all_rolls:
         rolls, results = out
         avg = sum((1 if a == b else 2) * r.equity for (a, b), r in zip(rolls, results)) / 36
