@@ -956,18 +956,6 @@ def _get_lines(ref, buf):
                           np.frombuffer(buf, dtype=np.int64, count=count, offset=at))
 
 
-def _line_chunks(lines: Iterable[str], start_after: int, size: int, first_size: int = 64,
-                 split_end: bool = False) -> Iterator[tuple[int, list]]:
-    """``(number of the first line, raw lines)`` blocks of the input after
-    line ``start_after`` (:func:`_blocks` of the lines after it)."""
-    it = iter(lines)
-    if start_after:
-        skipped = sum(1 for _ in islice(it, start_after))
-        if skipped < start_after:
-            return
-    yield from _blocks(it, start_after + 1, size, first_size, split_end)
-
-
 def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
             split_end: bool = False) -> Iterator[tuple[int, list]]:
     """``(number of the first line, raw lines)`` blocks of the lines of

@@ -106,14 +106,18 @@ def test_read_records_skips_exactly_lines_1_to_k(k, kept):
 
 
 @pytest.mark.parametrize("k", [0, 1, 3, 7, 8])
-def test_block_path_starts_after_line_k(k):
-    """The blocks of ``run`` hold lines k + 1 .. n, numbered from k + 1."""
-    from bgfast.analyze import _line_chunks
-
-    lines = [f"{i}\n" for i in range(1, 8)]
-    blocks = list(_line_chunks(lines, k, size=2, first_size=1))
-    got = [(first + j, raw) for first, raw in blocks for j, raw in enumerate(raw)]
-    assert got == [(i, f"{i}\n") for i in range(k + 1, 8)]
+def test_a_resumed_run_goes_on_at_line_k_plus_1(k, tmp_path):
+    """With the rows of lines 1..k on file (and their run record), a resume
+    analyses lines k + 1 .. n, numbered from k + 1 (line 3 a comment)."""
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(7, seed=9)]
+    lines[2] = "# a comment\n"
+    out = tmp_path / "out.jsonl"
+    run(lines[:k], output=str(out))
+    counts = run(lines, output=str(out), resume=True)
+    rows = [1, 2, 4, 5, 6, 7]
+    assert counts["resumed_after_line"] == max([n for n in rows if n <= k], default=0)
+    assert counts["rows"] == len([n for n in rows if n > k])
+    assert [json.loads(x)["line"] for x in out.read_text().splitlines()] == [1, 2, 4, 5, 6, 7]
 
 
 def test_order_kept_with_several_workers():
