@@ -1,7 +1,9 @@
 """Progress bars, one rule for every command: a tqdm bar on stderr when
 stderr is a terminal, shown once the job has run :data:`DELAY` seconds, and
 nothing at all when stderr is not a terminal (a pipe, a file, a test
-runner), so that redirected stderr holds only messages.
+runner), so that redirected stderr holds only messages.  ``BGFAST_PROGRESS=1``
+in the environment asks for the bar on any stderr (a log file of a long
+run; tqdm's own ``TQDM_MININTERVAL`` and the like apply).
 """
 from __future__ import annotations
 
@@ -25,13 +27,17 @@ def on_terminal() -> bool:
 class Progress:
     """One progress bar: ``update(n)`` adds ``n`` units; calling it as
     ``progress(done, total)`` (the callback form of the builds, duels and
-    rollouts) sets the count.  ``quiet``: no bar, even on a terminal.  A
+    rollouts) sets the count.  ``quiet``: no bar, even on a terminal;
+    ``resumes``: the first ``progress(done, total)`` says where a resumed
+    run starts (the rate and the time left count the work after it).  A
     context manager; :meth:`close` ends the bar's line."""
 
     def __init__(self, total: int | None = None, *, unit: str = "it", desc: str | None = None,
-                 initial: int = 0, quiet: bool = False, unit_scale: bool = False):
-        self.enabled = not quiet and on_terminal()
+                 initial: int = 0, quiet: bool = False, unit_scale: bool = False,
+                 resumes: bool = False):
+        self.enabled = not quiet and (on_terminal() or os.environ.get("BGFAST_PROGRESS") == "1")
         self._bar = None
+        self._start = resumes       # the first report is where a resumed run stands
         if self.enabled:
             from tqdm import tqdm
 
@@ -55,7 +61,10 @@ class Progress:
             return
         if total is not None and total != bar.total:
             bar.total = total
-        if done != bar.n:
+        if self._start:             # work done before: not in the rate
+            self._start = False
+            bar.n = bar.last_print_n = bar.initial = done
+        elif done != bar.n:
             bar.update(done - bar.n)
 
     def close(self) -> None:

@@ -52,6 +52,7 @@ def env() -> dict:
     """The environment of a CLI subprocess: this checkout first on the path."""
     e = dict(os.environ)
     e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
+    e.pop("BGFAST_PROGRESS", None)              # bars by the terminal rule alone
     return e
 
 

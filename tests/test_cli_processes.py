@@ -43,6 +43,9 @@ def _commands(tmp, mat):
          str(tmp / "n.npz")),
         ("bearoff build", ["bearoff", "build", "--one-sided", "5", "-o", tmp / "o5.bgb"],
          str(tmp / "o5.bgb")),
+        ("data positions", ["data", "positions", "-n", "60", "--seed", "3", "--players",
+                            "pubeval=1,beginner=1", "-o", tmp / "p.bgtd", "-j", "2"],
+         str(tmp / "p.bgtd")),
     ]
 
 
@@ -61,7 +64,7 @@ def test_worker_commands_return_on_a_pipe_leaving_no_process(tmp_path, mat_file)
     """The commands with local worker processes besides analyze (which
     test_analyze checks the same way)."""
     for name, args, marker in _commands(tmp_path, mat_file):
-        if name in ("rollout", "analyze-match"):
+        if name in ("rollout", "analyze-match", "data positions"):
             _returns_on_a_pipe(name, args, marker)
 
 
@@ -77,6 +80,7 @@ def test_every_command_shows_one_bar_on_a_terminal_only(tmp_path, mat_file, monk
     from bgfast import _progress
 
     monkeypatch.setattr(_progress, "DELAY", 0)
+    monkeypatch.delenv("BGFAST_PROGRESS", raising=False)
     runner = CliRunner()
     for terminal in (False, True):
         monkeypatch.setattr(_progress, "on_terminal", lambda: terminal)

@@ -103,6 +103,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
     from bgfast import _progress
 
     monkeypatch.setattr(_progress, "DELAY", 0)
+    monkeypatch.delenv("BGFAST_PROGRESS", raising=False)
     with _progress.Progress(10, unit="game") as bar:
         bar(5)
         bar.update(5)
@@ -116,6 +117,16 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
     with _progress.Progress(10, quiet=True) as bar:     # --quiet
         bar(10)
     assert capsys.readouterr().err == ""
+    # a resumed run's first report is where it starts
+    with _progress.Progress(10, resumes=True) as bar:
+        bar(6, 10)
+        bar(8, 10)
+        assert bar._bar.initial == 6 and bar._bar.n == 8
+    monkeypatch.setattr(_progress, "on_terminal", lambda: False)
+    monkeypatch.setenv("BGFAST_PROGRESS", "1")              # asked for on any stderr
+    with _progress.Progress(3) as bar:
+        bar(3)
+    assert "3/3" in capsys.readouterr().err
 
 
 def test_devices_and_pipes_are_written_in_place_only(tmp_path):
