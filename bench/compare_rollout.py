@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from bgfast.evaluate import get_evaluator, install_bearoff_tables  # noqa: E402
 from bgfast.position import Position  # noqa: E402
-from bgfast.rollout import RolloutSettings, rollout, shutdown_pools  # noqa: E402
+from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
 
@@ -171,7 +171,6 @@ def main():
     s1 = b_plain
     s2 = bgfast_rollout_rate(n_plain, False, rep, jobs=2)
     v2 = bgfast_rollout_rate(n_vr, True, rep, jobs=2)
-    shutdown_pools()
     print("\n## Scaling (local process pool), games/s")
     print(f"{'':34}{'1 core':>10}{'2 cores':>10}{'speed-up':>10}")
     print(f"{'without variance reduction':34}{fmt(s1):>10}{fmt(s2):>10}{ratio(s2, s1):>10}")

@@ -27,6 +27,12 @@ reference, or None to have the block pickled.
 
 Results are the same whatever the backend and the number of workers: every
 block is computed by the same function on the same input.
+
+Every worker ends with its map: when the map's iterator is used up,
+closed, or dropped (an error, a ``break``), its workers are stopped and
+reaped before control returns.  A map inside a forked worker (a rollout
+asked for by a block of analysis, say) runs there, in that worker alone:
+workers never fork workers of their own.
 """
 from __future__ import annotations
 
@@ -54,6 +60,9 @@ IN_BYTES = 16 << 20
 
 _HEAD = struct.Struct("<q")
 
+#: True in a forked worker: maps there run in the worker itself.
+_IN_WORKER = False
+
 
 class WorkerError(RuntimeError):
     """A worker process died, or its failure could not be sent back."""
@@ -66,6 +75,8 @@ def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int = 1, backend: st
     """``fn(block, args)`` for every block, in block order (see the module).
     With ``into``, ``fn(block, args, buffer)`` may write its bytes into the
     writable ``buffer`` and return a memoryview of it first (no copies)."""
+    if _IN_WORKER and backend == "local":
+        jobs = 1
     window = window or max(2, 4 * jobs)
     if backend == "ray":
         return _ray_map(fn, blocks, args, window, address)
@@ -248,6 +259,8 @@ class _Pool:
         result_r, result_w = os.pipe()
         pid = os.fork()
         if pid == 0:                                     # the worker: never returns
+            global _IN_WORKER
+            _IN_WORKER = True
             code = 0
             try:
                 for w in self.workers:                   # the other workers' pipe ends

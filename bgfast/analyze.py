@@ -17,6 +17,16 @@ Output rows (CSV or JSON Lines) carry the input line number, so ``--resume``
 continues an interrupted run without redoing or duplicating rows.  The rows
 of a block of input are written with one ``write`` and flushed; a torn last
 row (a crash in the middle of a write) is cut off when the run resumes.
+Beside an output file, its run record (``OUTPUT.resume.json``,
+:data:`RUN_RECORD`) holds what a resume must match: the format, the
+settings, and the number and SHA-256 of the input lines read, so that a
+resume with other settings or another input is refused, and the output file
+is only touched once everything has been checked.
+
+Bad lines get an error row that quotes at most :data:`bgfast._files.QUOTE`
+characters of them; a line longer than :data:`bgfast._files.MAX_LINE`
+characters, or with bytes that are not UTF-8 (read them with
+``errors="surrogateescape"``), is such a bad line.
 
 A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
 kernels scan the lines and write the rows, one batch evaluation, the cube
@@ -29,22 +39,26 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import hashlib
 import io
 import json
 import os
-from itertools import islice
+import re
+from collections import deque
+from itertools import chain, islice
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import numpy as np
 
+from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import ordered_map
 from .errors import BgfastError, InvalidRecordError
 from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
 
 __all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
-           "AnalysisSettings", "run", "ROW_FIELDS", "html_report"]
+           "AnalysisSettings", "run", "ROW_FIELDS", "html_report", "RUN_RECORD"]
 
 
 # ---------------------------------------------------------------------------
@@ -313,7 +327,8 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
     if settings.rollout_games > 0:
         from .rollout import rollout
 
-        res = rollout(pos, games=settings.rollout_games, seed=settings.seed)
+        # one process per rollout: a run spreads its lines over the processes
+        res = rollout(pos, games=settings.rollout_games, seed=settings.seed, jobs=1)
         row["rollout"] = res.to_dict()
     return row
 
@@ -323,11 +338,15 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
 # ---------------------------------------------------------------------------
 
 def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
-    """The row of one line by the one-record path (an error row for a bad line)."""
-    try:
-        return analyze_record(parse_record(text, number), settings)
-    except BgfastError as exc:
-        return {"line": number, "input": text, "error": str(exc)}
+    """The row of one line by the one-record path (an error row for a bad
+    line, quoting at most :data:`bgfast._files.QUOTE` characters of it)."""
+    problem = line_problem(text)
+    if problem is None:
+        try:
+            return analyze_record(parse_record(text, number), settings)
+        except BgfastError as exc:
+            problem = str(exc)
+    return {"line": number, "input": shorten(text), "error": shorten(problem)}
 
 
 _NO_ENTRY = object()
@@ -720,45 +739,149 @@ def csv_header() -> str:
     return buf.getvalue()
 
 
+#: The run record of an output file is ``OUTPUT + RUN_RECORD``.
+RUN_RECORD = ".resume.json"
+#: The command-line options of the settings a resume must match.
+_OPTIONS = {"format": "--format", "ply": "--ply", "top": "--top", "evaluator": "--evaluator",
+            "rollout_games": "--rollout", "seed": "--seed"}
+_JSON_ROW = re.compile(rb'\{"line":([0-9]+)[,}]')
+_CSV_ROW = re.compile(rb"([0-9]+),")
+
+
+def _run_settings(fmt: str, settings: AnalysisSettings) -> dict:
+    return {"format": fmt, **dataclasses.asdict(settings)}
+
+
+def _write_run_record(output: str, fmt: str, settings: AnalysisSettings, lines: int,
+                      digest: str) -> None:
+    """The run record of ``output``: its settings, and the number and
+    SHA-256 of the input lines read for its rows.  It is replaced before the
+    rows of each block are written (so it always covers every row), and not
+    forced to disk: like the rows, it survives a killed process."""
+    record = {"bgfast": "analyze run", "version": 1, **_run_settings(fmt, settings),
+              "lines": lines, "sha256": digest}
+    atomic_write(output + RUN_RECORD, json.dumps(record) + "\n", fsync=False)
+
+
+def _read_run_record(output: str) -> dict | None:
+    """The run record of ``output``, or None if it has none."""
+    path = output + RUN_RECORD
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InvalidRecordError(f"cannot resume {output}: its run record {path} cannot be "
+                                 f"read ({exc})") from None
+    if (not isinstance(record, dict) or record.get("bgfast") != "analyze run"
+            or not isinstance(record.get("lines"), int) or record["lines"] < 0
+            or not isinstance(record.get("sha256"), str)
+            or any(k not in record for k in _OPTIONS)):
+        raise InvalidRecordError(f"cannot resume {output}: {path} is not a bgfast run record")
+    return record
+
+
+def _check_settings(output: str, record: dict, fmt: str, settings: AnalysisSettings) -> None:
+    for key, value in _run_settings(fmt, settings).items():
+        if record.get(key) != value:
+            option = _OPTIONS.get(key, key)
+            raise InvalidRecordError(f"cannot resume {output}: it was written with {option} "
+                                     f"{record.get(key)}, not {option} {value}")
+
+
 def resume_point(path: str, fmt: str) -> int:
-    """Last input line already in ``path``; cuts off a torn last row."""
+    """Last input line whose row is in ``path`` (0 when there is no file);
+    raises :class:`InvalidRecordError` if ``path`` is not bgfast's output in
+    ``fmt``.  Reads only (:func:`run` cuts a torn last row)."""
     if not os.path.exists(path):
         return 0
-    with open(path, "rb+") as f:
-        data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):                 # torn last row: drop it
-            f.truncate(end)
-        data = data[:end]
-    last = 0
-    text = data.decode("utf-8")
-    if fmt == "jsonl":
-        for line in text.splitlines():
-            if line.strip():
-                try:
-                    last = max(last, int(json.loads(line)["line"]))
-                except (ValueError, KeyError, TypeError):
-                    raise InvalidRecordError(f"{path}: cannot resume, a row is not valid JSON Lines") from None
-    else:
-        reader = csv.reader(io.StringIO(text))
-        header = next(reader, None)
-        if header is not None and header != ROW_FIELDS:
-            raise InvalidRecordError(f"{path}: cannot resume, the CSV header is not bgfast's")
-        for rec in reader:
-            if rec:
-                last = max(last, int(rec[0]))
-    return last
+    return _rows_done(path, fmt)[0]
+
+
+def _rows_done(path: str, fmt: str) -> tuple[int, int]:
+    """``(last input line with a row, bytes of the whole rows)`` of the
+    output file ``path``, each row checked to be one of bgfast's, a torn
+    last row (the tail after the last newline) to be the start of one."""
+    last = end = 0
+    row = _JSON_ROW if fmt == "jsonl" else _CSV_ROW
+    start = b'{"line":' if fmt == "jsonl" else b""
+    with open(path, "rb") as f:
+        if fmt == "csv":
+            header = f.readline()
+            want = csv_header().encode()
+            if header != want:
+                if not header.endswith(b"\n") and want.startswith(header):
+                    return 0, 0                      # torn in its header: nothing done
+                raise InvalidRecordError(f"cannot resume {path}: the CSV header is not bgfast's")
+            end = len(header)
+        for raw in f:
+            if not raw.endswith(b"\n"):             # a torn last row
+                if not (start.startswith(raw[:len(start)])
+                        and (fmt == "jsonl" or raw[:1].isdigit())):
+                    raise InvalidRecordError(f"cannot resume {path}: its last line is not "
+                                             "a bgfast row")
+                break
+            m = row.match(raw)
+            if m is None or (fmt == "jsonl" and not raw.endswith(b"}\n")):
+                raise InvalidRecordError(f"cannot resume {path}: a row is not bgfast's "
+                                         f"{'JSON Lines' if fmt == 'jsonl' else 'CSV'}")
+            last = max(last, int(m.group(1)))
+            end += len(raw)
+    return last, end
+
+
+def _resume(output: str, fmt: str, settings: AnalysisSettings, lines: Iterator[str],
+            digest) -> tuple[int, int | None, Iterator[str], int]:
+    """Check that ``output`` can be resumed, touching nothing: it is
+    bgfast's output in ``fmt``, its run record has these settings, and the
+    input's first lines (as many as the record covers, read from ``lines``
+    into ``digest``) are those it was written from.  Returns ``(last line done,
+    bytes of whole rows to keep or None, the lines after the last line
+    done, the lines the record covers)``."""
+    if not os.path.exists(output) or os.path.getsize(output) == 0:
+        return 0, None, lines, 0                     # nothing done yet
+    record = _read_run_record(output)                # None: none (named after the rows)
+    if record is not None:
+        _check_settings(output, record, fmt, settings)
+    last, end = _rows_done(output, fmt)
+    if record is None:
+        raise InvalidRecordError(f"cannot resume {output}: it has no run record "
+                                 f"{output + RUN_RECORD} (bgfast analyze -o writes one)")
+    count = record["lines"]
+    if last > count:
+        raise InvalidRecordError(f"cannot resume {output}: it holds rows past line {count:,}, "
+                                 "the last its run record covers")
+    kept: list = []         # lines last+1 .. count, analysed again (blanks and comments as such)
+    read = 0
+    while read < count:
+        block = bound_lines(list(islice(lines, min(1 << 16, count - read))))
+        if not block:
+            break
+        digest.update("".join(block).encode("utf-8", "surrogateescape"))
+        if read + len(block) > last:
+            kept.extend(line if line.strip() and not line.lstrip().startswith("#") else "\n"
+                        for line in block[max(0, last - read):])
+        read += len(block)
+    if read < count or digest.hexdigest() != record["sha256"]:
+        raise InvalidRecordError(f"cannot resume {output}: the input is not the one it was "
+                                 f"written from (its first {count:,} lines differ)")
+    return last, end, chain(kept, lines), count
 
 
 class _Writer:
-    """Appends rows: one write and a flush per call."""
+    """Appends rows: one write and a flush per call.  ``keep``: when
+    appending, the bytes of whole rows to keep (a torn last row is cut)."""
 
-    def __init__(self, path: str | None, fmt: str, append: bool, stream=None):
+    def __init__(self, path: str | None, fmt: str, append: bool, stream=None,
+                 keep: int | None = None):
         self.fmt = fmt
         if path is None:
             self.f = stream
             self.close_it = False
         else:
+            if append and keep is not None and keep < os.path.getsize(path):
+                os.truncate(path, keep)
             fresh = not append or not os.path.exists(path) or os.path.getsize(path) == 0
             self.f = open(path, "a" if append else "w", encoding="utf-8")
             self.close_it = True
@@ -833,19 +956,14 @@ def _get_lines(ref, buf):
                           np.frombuffer(buf, dtype=np.int64, count=count, offset=at))
 
 
-def _line_chunks(lines: Iterable[str], start_after: int, size: int, first_size: int = 64,
-                 split_end: bool = False) -> Iterator[tuple[int, list]]:
-    """``(number of the first line, raw lines)`` blocks of the input after
-    line ``start_after``; the first blocks are small (rows show up at once),
-    then they grow fourfold up to ``size``.  With ``split_end`` (several
-    processes) the last two blocks' lines come in quarter blocks, so that
-    the processes end together: two blocks are read ahead."""
-    it = iter(lines)
-    number = start_after + 1
-    if start_after:
-        skipped = sum(1 for _ in islice(it, start_after))
-        if skipped < start_after:
-            return
+def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
+            split_end: bool = False) -> Iterator[tuple[int, list]]:
+    """``(number of the first line, raw lines)`` blocks of the lines of
+    ``it``, the first numbered ``number``; the first blocks are small (rows
+    show up at once), then they grow fourfold up to ``size``.  With
+    ``split_end`` (several processes) the last two blocks' lines come in
+    quarter blocks, so that the processes end together: two blocks are read
+    ahead."""
     step = max(1, min(first_size, size))
     ahead: list = []
     while True:
@@ -871,30 +989,69 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     """Analyse ``lines``; write rows to ``output`` (or ``stream``) in input order.
 
     Work goes out in blocks of at most ``chunk_size`` input lines (the first
-    ones smaller); the rows of a block are written with one write and a
-    flush, so a crash can only tear the last row, which ``resume`` cuts.
-    Returns counts: ``{"rows": n, "errors": k, "skipped": lines already done}``.
-    ``progress`` is called with the number of rows written after each block.
+    ones smaller; one line a block with rollouts, which spread over the
+    processes); the rows of a block are written with one write and a flush,
+    so a crash can only tear the last row, which ``resume`` cuts.  With
+    ``output`` (a regular file), its run record (:data:`RUN_RECORD`) is kept
+    beside it, and ``resume`` first checks (:func:`_resume`) that the file,
+    the settings and the input are those of the run it continues, and
+    refuses with an :class:`InvalidRecordError` otherwise, the file
+    untouched.
+    Returns counts: ``{"rows": n, "errors": k, "resumed_after_line": lines
+    already done}``.  ``progress(n)`` is called with the number of input
+    lines dealt with (those a resume skips, then each block's).
     """
     if fmt not in ("csv", "jsonl"):
         raise BgfastError(f"unknown output format {fmt!r}; choose csv or jsonl")
     if resume and output is None:
         raise BgfastError("--resume needs an output file (-o)")
-    start = resume_point(output, fmt) if resume and output else 0
-    writer = _Writer(output, fmt, append=resume, stream=stream)
+    it = iter(lines)
+    start, keep, digest, hashed = 0, None, None, 0
+    if output is not None:
+        check_writable(output, stream=True)
+        if os.path.exists(output) and not os.path.isfile(output):
+            # a device or a pipe (-o /dev/stdout): written in place, no run record
+            if resume:
+                raise BgfastError(f"--resume needs a regular output file, not {output}")
+        else:
+            digest = hashlib.sha256()
+            if resume:
+                start, keep, it, hashed = _resume(output, fmt, settings, it, digest)
+            if keep is None:                         # a new run: its record comes first
+                _write_run_record(output, fmt, settings, 0, digest.hexdigest())
+    if progress is not None and start:
+        progress(start)
+    marks: deque = deque()        # of each block read: (lines hashed, their SHA-256, its lines)
+
+    def blocks():
+        nonlocal hashed
+        size = 1 if settings.rollout_games else chunk_size
+        for number, block in _blocks(it, start + 1, size, min(size, 64),
+                                     split_end=jobs > 1 and backend == "local"):
+            block = bound_lines(block)
+            if digest is not None and number + len(block) - 1 > hashed:
+                # the lines a resume read are in the digest already
+                digest.update("".join(block[max(0, hashed + 1 - number):])
+                              .encode("utf-8", "surrogateescape"))
+                hashed = number + len(block) - 1
+            marks.append((hashed, digest.hexdigest() if digest is not None else "", len(block)))
+            yield number, block
+
+    writer = _Writer(output, fmt, append=keep is not None, stream=stream, keep=keep)
     rows = errors = 0
     try:
-        blocks = _line_chunks(lines, start, chunk_size,
-                              split_end=jobs > 1 and backend == "local")
-        for text, n, bad in ordered_map(_chunk_text, blocks,
+        for text, n, bad in ordered_map(_chunk_text, blocks(),
                                         (settings, fmt), jobs, backend, address,
                                         put=_put_lines, get=_get_lines, into=True):
+            last, sha, count = marks.popleft()
+            if digest is not None:
+                _write_run_record(output, fmt, settings, last, sha)
             if n:
                 writer.write_bytes(text)
             rows += n
             errors += bad
             if progress is not None:
-                progress(n)
+                progress(count)
     finally:
         writer.close()
     return {"rows": rows, "errors": errors, "resumed_after_line": start}

@@ -87,7 +87,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import _bearoff as _k
-from ._files import atomic_write
+from ._files import atomic_write, check_writable
 from .errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
 
 __all__ = [
@@ -114,6 +114,7 @@ TABLE_NAMES = ("cubeless", "centred", "owned", "opponent_owned")
 PROB_TABLES = 3           # cubeless tables with gammons: E, W (win), X (win a gammon)
 PROB_SCALE = 32767.0      # fixed-point scale of W and X in int16 files
 EPC_PIPS_PER_ROLL = 49.0 / 6.0  # average pips of a roll (8.1667)
+BLOCK_SECONDS = 1.0       # a two-sided build's blocks of shells last about this long
 
 assert HEADER_SIZE == 128
 _PAD_START = HEADER.size - 60     # the 56 reserved (zero) bytes before the header CRC
@@ -655,7 +656,8 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
     ``path``, a build that runs longer than ``checkpoint_seconds`` saves the
     positions solved so far to ``path + ".partial"`` at that interval, and a
     killed build resumes from there (when ``resume``); the result is the
-    same as an uninterrupted build's."""
+    same as an uninterrupted build's.  ``path`` is checked to be writable
+    before the build starts."""
     points, checkers = int(points), int(checkers)
     if not 1 <= checkers <= MAX_CHECKERS:
         raise InvalidPositionError(f"checkers must be 1..{MAX_CHECKERS}, not {checkers}")
@@ -676,6 +678,7 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
         raise InvalidPositionError("window must be 8..64")
     state, start, saver, partial = None, 0, None, None
     if path is not None:
+        check_writable(path, "table file")
         partial = Path(str(path) + ".partial")
         if resume:
             state, start = _read_one_sided_state(partial, points, checkers, window)
@@ -942,9 +945,12 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     scale 32767 per unit of equity, 16383 when gammons count at 15
     checkers; default from 11 checkers).  ``progress(done, total)`` gets work
     units proportional to the shells' cost (m^2 weighted), so ETA = elapsed *
-    (total - done) / done.  Shells are solved in blocks of about
-    ``block_work`` pair values (progress and checkpoints happen between
-    blocks).  (``_gammon_checkers`` is for tests: count gammons for a side
+    (total - done) / done.  Shells are solved in blocks (progress and
+    checkpoints happen between blocks) of about ``block_work`` pair values,
+    or by default of about :data:`BLOCK_SECONDS` (at most
+    ``checkpoint_seconds``, at least 0.05 s) of work each; the table does not
+    depend on the blocks.  ``path`` is checked to be writable before the
+    build starts.  (``_gammon_checkers`` is for tests: count gammons for a side
     that still has that many checkers, so that small in-memory tables
     exercise the gammon logic of the 15-checker table; a file does not
     record it, so a file built with it probes as if gammons came at 15.)"""
@@ -967,6 +973,8 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     if path is None and data_size > _available_memory():
         raise DatabaseError(f"the table needs {data_size / 2**30:.1f} GiB of memory; give a path "
                             "to build it in a memory-mapped file")
+    if path is not None:
+        check_writable(path, "table file")
     offsets, succ = _k.successor_table(checkers)
     order, inv = _build_order(checkers)
     nchk = position(order, 6).sum(axis=1)
@@ -1012,19 +1020,25 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
                                         data_size, done, 0)
         mm.flush()
 
-    # shell m costs ~ m; do blocks of about equal cost
+    # shell m costs ~ m: blocks [m, e) of (e^2 - m^2) / 2 ~ target_block pair
+    # values, sized by the rate of the blocks before them
     total = N * (N + 1) // 2
     m = start
     last = time.monotonic()
-    target_block = int(block_work) if block_work else max(1 << 22, total // 2000)
+    largest = max(1 << 22, total // 2000)
+    seconds = min(BLOCK_SECONDS, max(float(checkpoint_seconds), 0.05))
+    target_block = int(block_work) if block_work else 1 << 16
     while m < N:
-        # block [m, e) with sum of shell sizes (e^2 - m^2) / 2 about target_block
         e = min(N, max(m + 1, int((m * m + 2 * target_block) ** 0.5)))
+        t = time.monotonic()
         if T == PROB_TABLES:
             _k.solve_shells(values, N, offsets, succ, winv, scale, m, e, threads,
                             gam=gam, pscale=pscale)
         else:
             _k.solve_shells(values, N, offsets, succ, winv, scale, m, e, threads)
+        if not block_work:
+            rate = (e * e - m * m) / 2 / max(time.monotonic() - t, 1e-3)
+            target_block = int(max(1 << 12, min(4 * target_block, largest, rate * seconds)))
         m = e
         if progress is not None:
             progress(m * (m + 1) // 2, total)

@@ -104,18 +104,46 @@ class DuelResult:
                 f"{self.b[:12]:<12}{self.wins_b:>8}{self.gammons_b:>10}{self.backgammons_b:>13}")
 
 
-def _summarise(a, b, seed, pts, plies, seconds) -> DuelResult:
-    pts = np.asarray(pts, dtype=np.int64)          # [pairs, 2] points for A
-    n = pts.shape[0]
-    pair_mean = pts.mean(axis=1)
-    se = float(pair_mean.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
-    flat = pts.ravel()
-    return DuelResult(
-        a=a, b=b, seed=seed, pairs=n, games=2 * n, ppg=float(flat.mean()) if n else 0.0, se=se,
-        wins_a=int((flat > 0).sum()), gammons_a=int((flat == 2).sum()),
-        backgammons_a=int((flat == 3).sum()), wins_b=int((flat < 0).sum()),
-        gammons_b=int((flat == -2).sum()), backgammons_b=int((flat == -3).sum()),
-        plies=float(np.mean(plies)) if n else 0.0, seconds=round(seconds, 3))
+class _Tally:
+    """The points and plies of the game pairs played so far, as exact
+    integer sums (memory does not grow with the games)."""
+
+    def __init__(self):
+        self.pairs = 0
+        self.total = 0          # points for A
+        self.squares = 0        # sum over the pairs of (points of the pair)^2
+        self.plies = 0
+        self.outcomes = dict.fromkeys((-3, -2, -1, 1, 2, 3), 0)
+
+    def add(self, pts, plies) -> None:
+        pts = np.asarray(pts, dtype=np.int64)          # [pairs, 2] points for A
+        pair = pts.sum(axis=1)
+        self.pairs += len(pts)
+        self.total += int(pair.sum())
+        self.squares += int(np.square(pair).sum())
+        self.plies += int(np.asarray(plies, dtype=np.int64).sum())
+        values, counts = np.unique(pts, return_counts=True)
+        for v, c in zip(values.tolist(), counts.tolist()):
+            self.outcomes[v] += c
+
+    def result(self, a, b, seed, seconds) -> DuelResult:
+        n, games = self.pairs, 2 * self.pairs
+        # the standard error of the pairs' mean points per game, from the
+        # exact sums: var = (n sum x^2 - (sum x)^2) / (n (n - 1)) / 4
+        se = (math.sqrt((n * self.squares - self.total ** 2) / (4 * n * (n - 1)) / n)
+              if n > 1 else float("nan"))
+        o = self.outcomes
+        return DuelResult(
+            a=a, b=b, seed=seed, pairs=n, games=games, ppg=self.total / games if n else 0.0,
+            se=se, wins_a=o[1] + o[2] + o[3], gammons_a=o[2], backgammons_a=o[3],
+            wins_b=o[-1] + o[-2] + o[-3], gammons_b=o[-2], backgammons_b=o[-3],
+            plies=self.plies / games if n else 0.0, seconds=round(seconds, 3))
+
+
+#: Seconds of play between progress reports of the duel kernel.
+REPORT_SECONDS = 0.5
+#: Most pairs per call of the duel kernel.
+MAX_STEP = 1 << 14
 
 
 def _py_game(players, seed: int, pair: int, swap: int, record: list | None = None) -> tuple[int, int]:
@@ -164,29 +192,30 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
     pairs = (games + 1) // 2
     threads = threads or os.cpu_count() or 1
     t0 = time.monotonic()
+    tally = _Tally()
     if isinstance(pa, Level) and isinstance(pb, Level) and not python:
         from . import evaluate  # noqa: F401  (installs the pubeval weights)
         if pa.kind == NET or pb.kind == NET:
             evaluate._ensure_tables()
         spec = (pa.spec(), pb.spec())
-        chunks, plies = [], []
-        step = max(1, min(pairs, 500))
-        for first in range(0, pairs, step):
+        first, step = 0, threads
+        while first < pairs:
             n = min(step, pairs - first)
+            t = time.monotonic()
             p, pl = _net.duel(spec, seed & (2**64 - 1), first, n, threads)
-            chunks.append(p)
-            plies.append(pl)
+            tally.add(p, pl)
+            first += n
             if progress:
-                progress(first + n, pairs)
-        pts = np.concatenate(chunks)
-        pl = np.concatenate(plies)
+                progress(first, pairs)
+            # the next call plays about REPORT_SECONDS (the pairs do not
+            # depend on how they are split into calls)
+            rate = n / max(time.monotonic() - t, 1e-3)
+            step = max(threads, min(4 * n, MAX_STEP, int(rate * REPORT_SECONDS)))
     else:
         players = [p if isinstance(p, GnubgPlayer) else _LevelPlayer(p) for p in (pa, pb)]
-        pts = np.zeros((pairs, 2), dtype=np.int64)
-        pl = np.zeros((pairs, 2), dtype=np.int64)
         for k in range(pairs):
-            for s in range(2):
-                pts[k, s], pl[k, s] = _py_game(players, seed, k, s)
+            games_k = [_py_game(players, seed, k, swap) for swap in (0, 1)]
+            tally.add([[g[0] for g in games_k]], [g[1] for g in games_k])
             if progress and (k % 50 == 49 or k == pairs - 1):
                 progress(k + 1, pairs)
-    return _summarise(na, nb, seed, pts, pl, time.monotonic() - t0)
+    return tally.result(na, nb, seed, time.monotonic() - t0)

@@ -53,3 +53,8 @@ class MissingTableError(BgfastError, KeyError):
 
     def __str__(self):  # KeyError would quote the message
         return ValueError.__str__(self)
+
+
+class OutputPathError(BgfastError):
+    """An output path that cannot be written: empty, a directory, in a
+    directory that does not exist or cannot be written to."""

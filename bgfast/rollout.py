@@ -9,12 +9,14 @@
 A trial plays a position to the end (or to the truncation) with the policy
 for both sides: the net at 0-ply (``net``, the default), any other
 computer level (``beginner`` .. ``expert``; :data:`LEVEL_POLICIES`),
-pubeval, or the best play by an evaluator.  Everything that makes a trial's result is a
-function of ``(seed, trial index)``: its random stream, its stratified first
-two rolls, its luck adjustment.  Trials are split into chunks, the chunks run
-anywhere (one process, a local process pool, Ray tasks), and the per-trial
-results are put back in trial order before any sum is taken: the result is
-bit-identical for every job count and backend.
+pubeval, or the best play by an evaluator.  Everything that makes a
+trial's result is a function of ``(seed, trial index)``: its random
+stream, its stratified first two rolls, its luck adjustment.  Trials are
+split into chunks, the chunks run anywhere (one process, local worker processes, Ray tasks), and their results
+are folded in trial order, in fixed blocks of :data:`STATS_BLOCK` trials:
+the result is bit-identical for every job count and backend, and a rollout
+of any length runs in bounded memory.  Local workers are forked for each
+rollout and stopped when it ends (:mod:`bgfast._workers`).
 
 Variance reduction (``variance_reduction=True``): at every ply the policy's
 play for each of the 21 rolls is evaluated by the settings' evaluator (by
@@ -30,13 +32,15 @@ Rollouts are cubeless: the ``cube`` field of :class:`RolloutSettings` and
 from __future__ import annotations
 
 import json
-import math
 import os
+from collections import deque
+from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from . import _rollout
+from ._workers import WorkerError, ordered_map
 from .errors import BgfastError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
                        _ensure_tables, invert)
@@ -46,7 +50,8 @@ from .position import Position, as_board, as_boards
 __all__ = ["RolloutSettings", "RolloutResult", "rollout", "rollout_plays", "LEVEL_POLICIES",
            "policy_names", "evaluator_names",
            "rollout_opening_rolls", "run_chunk", "OUTPUT_NAMES", "POLICIES", "BACKENDS",
-           "KERNEL_EVALUATORS", "register_kernel_evaluator", "shutdown_pools"]
+           "KERNEL_EVALUATORS", "register_kernel_evaluator", "MAX_TRIALS", "MAX_TRUNCATE",
+           "STATS_BLOCK"]
 
 OUTPUT_NAMES = PROB_NAMES + ("equity",)
 POLICIES = {"pubeval": POLICY_PUBEVAL, "evaluator": POLICY_EVAL}
@@ -59,6 +64,15 @@ BACKENDS = ("local", "serial", "ray")
 KERNEL_EVALUATORS = {"composite": EVAL_COMPOSITE, "pubeval": EVAL_PUBEVAL}
 #: the shipped net as a kernel evaluator (slot), installed on first use
 NET_EVALUATOR_SLOT = 7
+#: Most trials of a rollout (its memory does not grow with them).
+MAX_TRIALS = 10 ** 15
+#: Most plies before truncation: the kernel ends every game after 4000
+#: plies (``MAX_PLIES`` in ``_rollout.pyx``), truncated or not.
+MAX_TRUNCATE = 4000
+#: Most trials per task (a task's results are held whole).
+MAX_CHUNK = 1 << 16
+#: Trials whose statistics are taken together before they join the totals.
+STATS_BLOCK = 1296
 
 
 def policy_names() -> list[str]:
@@ -119,9 +133,10 @@ def register_kernel_evaluator(name: str, slot: int | None) -> None:
 class RolloutSettings:
     """How to roll out.
 
-    ``trials``: games per position (the maximum when ``stderr_target`` is
-    set); ``seed``: same seed, same bits; ``truncate``: plies before the
-    position is evaluated (0 = play to the end); ``variance_reduction``:
+    ``trials``: games per position, 1 .. :data:`MAX_TRIALS` (the maximum
+    when ``stderr_target`` is set); ``seed``: same seed, same bits;
+    ``truncate``: plies before the position is evaluated, 0 ..
+    :data:`MAX_TRUNCATE` (0 = play to the end); ``variance_reduction``:
     luck adjustment; ``quasi_random``: stratified first two rolls;
     ``early_stop``: stop with exact values once both sides are inside the
     two-sided bear-off table; ``policy``: a computer level of
@@ -136,9 +151,10 @@ class RolloutSettings:
     evaluator policy; ``stderr_target``: stop once the equity's
     standard error is at most this (checked every ``batch`` trials, at least
     ``min_trials``); ``jobs``: worker processes (None = every core);
-    ``backend``: ``local`` (process pool), ``serial`` or ``ray``;
+    ``backend``: ``local`` (worker processes), ``serial`` or ``ray``;
     ``address``: the Ray cluster (None = a local Ray); ``chunk``: trials per
-    task; ``retries``: resubmissions of a failed Ray task."""
+    task (at most :data:`MAX_CHUNK`); ``retries``: how often the run goes
+    on after a local worker died, or a Ray task is resubmitted."""
 
     trials: int = 1296
     seed: int = 0
@@ -159,10 +175,10 @@ class RolloutSettings:
     cube: None = None   # cubeful rollouts come with cube handling
 
     def __post_init__(self):
-        if self.trials < 1:
-            raise BgfastError("trials must be at least 1")
-        if self.truncate < 0:
-            raise BgfastError("truncate must be >= 0")
+        if not 1 <= self.trials <= MAX_TRIALS:
+            raise BgfastError(f"trials must be 1 .. {MAX_TRIALS:.0e}, not {self.trials}")
+        if not 0 <= self.truncate <= MAX_TRUNCATE:
+            raise BgfastError(f"truncate must be 0 .. {MAX_TRUNCATE} plies, not {self.truncate}")
         if self.policy not in POLICIES and self.policy not in LEVEL_POLICIES:
             raise BgfastError(f"unknown policy {self.policy!r}; choose from {', '.join(policy_names())}")
         if self.evaluator not in KERNEL_EVALUATORS and self.evaluator != "net":
@@ -174,8 +190,10 @@ class RolloutSettings:
             raise BgfastError("jobs must be at least 1")
         if self.retries < 0:
             raise BgfastError("retries must be >= 0")
-        if self.chunk < 1 or self.batch < 1:
-            raise BgfastError("chunk and batch must be at least 1")
+        if not 1 <= self.chunk <= MAX_CHUNK:
+            raise BgfastError(f"chunk must be 1 .. {MAX_CHUNK}, not {self.chunk}")
+        if self.batch < 1 or self.min_trials < 0:
+            raise BgfastError("batch must be at least 1 and min_trials at least 0")
         if not 0 <= self.seed < 2 ** 64:
             raise BgfastError("seed must be in 0 .. 2**64 - 1")
         if self.stderr_target is not None and self.stderr_target <= 0:
@@ -241,35 +259,21 @@ def run_chunk(starts: np.ndarray, first: int, count: int, params: dict):
     return _rollout.run_trials(starts, int(first), int(count), params)
 
 
-def _chunks(first: int, count: int, size: int):
-    return [(a, min(size, first + count - a)) for a in range(first, first + count, size)]
+def _chunk_task(part, job):
+    """:func:`run_chunk` as a block of :func:`bgfast._workers.ordered_map`."""
+    starts, params = job
+    return run_chunk(starts, part[0], part[1], params)
 
 
-_POOLS: dict = {}
-
-
-def _local_pool(jobs: int):
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
-    pool = _POOLS.get(jobs)
-    if pool is None:
-        # fork: workers inherit the loaded kernels and tables (no re-import)
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-        if not _POOLS:
-            import atexit
-
-            atexit.register(shutdown_pools)    # before the interpreter tears the pools down
-        _POOLS[jobs] = pool
-    return pool
-
-
-def shutdown_pools() -> None:
-    """Stop the cached local worker processes."""
-    for pool in _POOLS.values():
-        pool.shutdown(wait=True, cancel_futures=True)
-    _POOLS.clear()
+def _parts(trials: int, chunk: int, batch: int | None, first: int = 0):
+    """``(first trial, count)`` of the chunks of trials ``first .. trials -
+    1``, at most ``chunk`` long, none across a multiple of ``batch``."""
+    step = batch or trials
+    a = first
+    while a < trials:
+        n = min(chunk, min(trials, (a // step + 1) * step) - a)
+        yield a, n
+        a += n
 
 
 def _ray_remote():
@@ -290,105 +294,162 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _ray_gather(ray, chunk, starts_ref, parts, params, retries: int):
-    """Run the chunks as Ray tasks; a task that fails (an exception, a lost
-    worker or node) is submitted again, up to ``retries`` times, on top of
-    Ray's own retries.  Results come back in chunk order."""
-    refs = [chunk.remote(starts_ref, a, n, params) for a, n in parts]
-    outs = [None] * len(parts)
-    tries = [0] * len(parts)
-    for i in range(len(parts)):
-        while outs[i] is None:
+def _ray_stream(starts, parts, params, s: RolloutSettings):
+    """The chunks as Ray tasks, results in chunk order, with a bounded
+    number in flight; a task that fails (an exception, a lost worker or
+    node) is submitted again, up to ``s.retries`` times, on top of Ray's
+    own retries."""
+    try:
+        ray, chunk = _ray_remote()
+    except ImportError:
+        raise BgfastError("the ray backend needs Ray: pip install 'bgfast[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(address=s.address, include_dashboard=False, log_to_driver=False)
+    window = max(8, 4 * int(ray.cluster_resources().get("CPU", 1)))
+    ref = ray.put(starts)
+    pending: deque = deque()
+
+    def collect():
+        part, task = pending.popleft()
+        tries = 0
+        while True:
             try:
-                outs[i] = ray.get(refs[i])
+                return ray.get(task)
             except ray.exceptions.RayError:
-                tries[i] += 1
-                if tries[i] > retries:
+                tries += 1
+                if tries > s.retries:
                     raise
-                a, n = parts[i]
-                refs[i] = chunk.remote(starts_ref, a, n, params)
-    return outs
+                task = chunk.remote(ref, part[0], part[1], params)
+
+    for part in parts:
+        pending.append((part, chunk.remote(ref, part[0], part[1], params)))
+        if len(pending) >= window:
+            yield collect()
+    while pending:
+        yield collect()
 
 
-def _local_gather(jobs, starts, parts, params):
-    """Run the chunks on the local pool, in chunk order.  If a worker process
-    dies, the pool is replaced and the whole round is run once more."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    _ensure_tables()      # once, before the workers fork
-    for attempt in (0, 1):
-        pool = _local_pool(jobs)
-        try:
-            futs = [pool.submit(run_chunk, starts, a, n, params) for a, n in parts]
-            return [f.result() for f in futs]
-        except BrokenProcessPool:
-            _POOLS.pop(jobs, None)
-            pool.shutdown(wait=False, cancel_futures=True)
-            if attempt:
-                raise
-
-
-def _run(starts, first, count, s: RolloutSettings, params):
-    """Per-trial values ``[count, ncand, 6]`` and plies, in trial order."""
+def _trial_stream(starts, s: RolloutSettings, params, batch: int | None):
+    """``(values float64[k, ncand, 6], plies int32[k, ncand])`` of every
+    trial, chunk by chunk in trial order; closing it stops the work (and
+    the workers).  On the local backend this process and ``jobs - 1``
+    forked workers play the chunks (:func:`bgfast._workers.ordered_map`);
+    if a worker dies, the run goes on from the first trial not yet
+    received, up to ``s.retries`` times."""
     jobs = s.jobs or _cores()
     backend = s.backend
     if backend == "local" and jobs == 1:
         backend = "serial"
-    parts = _chunks(first, count, s.chunk if backend != "serial" else count)
     if backend == "serial":
-        outs = [run_chunk(starts, a, n, params) for a, n in parts]
-    elif backend == "local":
-        outs = _local_gather(jobs, starts, parts, params)
-    else:
+        for a, n in _parts(s.trials, s.chunk, batch):
+            yield run_chunk(starts, a, n, params)
+        return
+    if backend == "ray":
+        yield from _ray_stream(starts, _parts(s.trials, s.chunk, batch), params, s)
+        return
+    _ensure_tables()      # once, before the workers fork
+    done = failures = 0
+    while True:
         try:
-            ray, chunk = _ray_remote()
-        except ImportError:
-            raise BgfastError("the ray backend needs Ray: pip install 'bgfast[ray]'") from None
-        if not ray.is_initialized():
-            ray.init(address=s.address, include_dashboard=False, log_to_driver=False)
-        outs = _ray_gather(ray, chunk, ray.put(starts), parts, params, s.retries)
-    vals = np.concatenate([o[0] for o in outs], axis=0)
-    plies = np.concatenate([o[1] for o in outs], axis=0)
-    return vals, plies
+            with closing(ordered_map(_chunk_task, _parts(s.trials, s.chunk, batch, done),
+                                     (starts, params), jobs, "local")) as results:
+                for out in results:
+                    done += len(out[0])
+                    yield out
+            return
+        except WorkerError:
+            failures += 1
+            if failures > s.retries:
+                raise
 
 
-def _stats(vals: np.ndarray):
-    n = vals.shape[0]
-    mean = vals.mean(axis=0)
-    sd = vals.std(axis=0, ddof=1) if n > 1 else np.full_like(mean, np.nan)
-    return mean, sd / math.sqrt(n)
+class _Moments:
+    """The count, means and sums of squared deviations of per-trial values
+    (and the total plies), folded in trial order in blocks of
+    :data:`STATS_BLOCK` trials by Chan, Golub and LeVeque's pairwise update:
+    bounded memory, and the same bits for the same trials however they were
+    split into chunks, batches and processes."""
+
+    def __init__(self):
+        self.n = 0                  # trials folded into mean and m2
+        self.mean = self.m2 = None
+        self.plies = 0              # int64[ncand]: plies of every trial added
+        self.part: list = []        # values of the block being filled
+        self.part_n = 0
+
+    def add(self, vals: np.ndarray, plies: np.ndarray) -> None:
+        self.plies = self.plies + plies.sum(axis=0, dtype=np.int64)
+        i, k = 0, len(vals)
+        while i < k:
+            take = min(k - i, STATS_BLOCK - self.part_n)
+            self.part.append(vals[i:i + take])
+            self.part_n += take
+            i += take
+            if self.part_n == STATS_BLOCK:
+                self.n, self.mean, self.m2 = self._merged()
+                self.part, self.part_n = [], 0
+
+    @property
+    def trials(self) -> int:
+        return self.n + self.part_n
+
+    def _merged(self):
+        if not self.part:
+            return self.n, self.mean, self.m2
+        block = self.part[0] if len(self.part) == 1 else np.concatenate(self.part)
+        nb = len(block)
+        bm = block.mean(axis=0)
+        bm2 = np.square(block - bm).sum(axis=0)
+        if self.n == 0:
+            return nb, bm, bm2
+        n = self.n + nb
+        d = bm - self.mean
+        return n, self.mean + d * (nb / n), self.m2 + bm2 + d * d * (self.n * nb / n)
+
+    def stats(self):
+        """``(trials, means float64[ncand, 6], standard errors, mean plies
+        float64[ncand])``; NaN standard errors for one trial."""
+        n, mean, m2 = self._merged()
+        se = np.sqrt(m2 / (n - 1) / n) if n > 1 else np.full_like(mean, np.nan)
+        return n, mean, se, self.plies / n
 
 
-def _rollout_boards(starts: np.ndarray, s: RolloutSettings):
-    """Roll out start boards together (common dice); per-trial values and plies."""
+def _rollout_boards(starts: np.ndarray, s: RolloutSettings, progress=None) -> _Moments:
+    """Roll out start boards together (common dice): the statistics of
+    their trials.  With ``s.stderr_target``, stop at the first multiple of
+    ``s.batch`` trials (at least ``s.min_trials``) where every board's
+    equity has that standard error.  ``progress(trials done, s.trials)``
+    after every chunk."""
     params = s.kernel_params()
-    if s.stderr_target is None:
-        return _run(starts, 0, s.trials, s, params)
-    vals, plies = [], []
-    done = 0
-    while done < s.trials:
-        n = min(s.batch, s.trials - done)
-        v, p = _run(starts, done, n, s, params)
-        vals.append(v)
-        plies.append(p)
-        done += n
-        allv = np.concatenate(vals)
-        if done >= s.min_trials and done > 1:
-            se = _stats(allv)[1][:, 5]
-            if (se <= s.stderr_target).all():
+    acc = _Moments()
+    batch = s.batch if s.stderr_target is not None else None
+    with closing(_trial_stream(starts, s, params, batch)) as stream:
+        for vals, plies in stream:
+            acc.add(vals, plies)
+            done = acc.trials
+            if progress is not None:
+                progress(done, s.trials)
+            if (batch and (done % batch == 0 or done == s.trials) and done >= s.min_trials
+                    and done > 1 and (acc.stats()[2][:, 5] <= s.stderr_target).all()):
                 break
-    return np.concatenate(vals), np.concatenate(plies)
+    return acc
 
 
-def _result(board, vals, plies, s: RolloutSettings, label="", flip=False) -> RolloutResult:
-    mean, se = _stats(vals)
+def _results(boards, acc: _Moments, s: RolloutSettings, labels=None, flip=False) -> list:
+    """The :class:`RolloutResult` of each board from the statistics of its trials."""
+    n, means, ses, plies = acc.stats()
+    return [_result(boards[c], n, means[c], ses[c], plies[c], s,
+                    labels[c] if labels else "", flip) for c in range(len(boards))]
+
+
+def _result(board, n, mean, se, plies, s: RolloutSettings, label="", flip=False) -> RolloutResult:
     if flip:        # seen from the player who made the play (not on roll in board)
         mean = np.r_[invert(mean[:5]), -mean[5]]
         se = np.r_[se[[0, 3, 4, 1, 2]], se[5]]
     return RolloutResult(Position(board).position_id(),
                          {k: float(v) for k, v in zip(OUTPUT_NAMES, mean)},
                          {k: float(v) for k, v in zip(OUTPUT_NAMES, se)},
-                         int(vals.shape[0]), s.to_dict(), float(plies.mean()), label)
+                         int(n), s.to_dict(), float(plies), label)
 
 
 def _settings(settings, kw) -> RolloutSettings:
@@ -401,12 +462,13 @@ def _settings(settings, kw) -> RolloutSettings:
     return replace(s, **kw) if kw else s
 
 
-def rollout(positions, settings: RolloutSettings | None = None, **kw):
+def rollout(positions, settings: RolloutSettings | None = None, *, progress=None, **kw):
     """Roll out one position (a :class:`Position` or board: returns a
     :class:`RolloutResult`) or several (a list or ``uint8[N,2,25]``: a list,
     rolled out with common dice).  Values are for the player on roll.
     Keyword arguments override fields of ``settings`` (``games`` is an alias
-    of ``trials``)."""
+    of ``trials``).  ``progress(trials done, trials)`` is called as the
+    trials come in."""
     s = _settings(settings, kw)
     single = isinstance(positions, Position) or (isinstance(positions, np.ndarray) and positions.ndim == 2)
     if isinstance(positions, Position):
@@ -418,13 +480,12 @@ def rollout(positions, settings: RolloutSettings | None = None, **kw):
     boards = np.ascontiguousarray(as_boards(boards), dtype=np.uint8)
     if boards.shape[0] == 0:
         raise InvalidPositionError("nothing to roll out")
-    vals, plies = _rollout_boards(boards, s)
-    res = [_result(boards[c], vals[:, c], plies[:, c], s) for c in range(boards.shape[0])]
+    res = _results(boards, _rollout_boards(boards, s, progress), s)
     return res[0] if single else res
 
 
 def rollout_plays(position, d1: int, d2: int, settings: RolloutSettings | None = None,
-                  *, max_plays: int | None = None, **kw) -> list[RolloutResult]:
+                  *, max_plays: int | None = None, progress=None, **kw) -> list[RolloutResult]:
     """Roll out the legal plays of ``position`` for d1-d2 with common dice,
     best first; values are for the player making the play.  ``max_plays``
     keeps the best plays by the 0-ply ranking."""
@@ -438,9 +499,8 @@ def rollout_plays(position, d1: int, d2: int, settings: RolloutSettings | None =
     if not ranked:
         return []
     boards = np.ascontiguousarray(np.stack([r.play.position.board for r in ranked]))
-    vals, plies = _rollout_boards(boards, s)
-    out = [_result(boards[c], vals[:, c], plies[:, c], s, ranked[c].play.notation, flip=True)
-           for c in range(len(ranked))]
+    out = _results(boards, _rollout_boards(boards, s, progress), s,
+                   [r.play.notation for r in ranked], flip=True)
     return sorted(out, key=lambda r: -r.equity)
 
 
@@ -458,7 +518,8 @@ def _policy_choice(s: RolloutSettings, boards: np.ndarray, dice: np.ndarray):
     return get_level(s.policy).choose_boards(boards, dice, seed=s.seed)
 
 
-def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=None, **kw):
+def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=None,
+                          progress=None, **kw):
     """Roll out the policy's play for each of the 21 rolls from ``position``
     (default the opening position), with common dice across rolls.
 
@@ -471,7 +532,7 @@ def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=N
     pos = pos if isinstance(pos, Position) else Position(as_board(pos))
     rep = np.repeat(pos.board[None], len(ALL_ROLLS), axis=0)
     _c, res = _policy_choice(s, rep, np.asarray(ALL_ROLLS, dtype=np.int64))
-    vals, plies = _rollout_boards(np.ascontiguousarray(res), s)
-    out = [_result(res[c], vals[:, c], plies[:, c], s, f"{a}{b}", flip=True)
-           for c, (a, b) in enumerate(ALL_ROLLS)]
+    res = np.ascontiguousarray(res)
+    out = _results(res, _rollout_boards(res, s, progress), s,
+                   [f"{a}{b}" for a, b in ALL_ROLLS], flip=True)
     return [tuple(int(x) for x in r) for r in ALL_ROLLS], out

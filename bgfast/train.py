@@ -12,46 +12,21 @@ an uninterrupted run.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from . import net as _netmod
+from ._files import check_writable
+from ._progress import Progress
 
 __all__ = ["train", "supervise", "STEP"]
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
 
 
-class _Progress:
-    """A one-line progress bar on stderr."""
-
-    def __init__(self, total: int, start: int, enabled: bool, stream=None):
-        self.total, self.start, self.enabled = total, start, enabled
-        self.stream = stream or sys.stderr
-        self.t0 = time.monotonic()
-
-    def update(self, done: int) -> None:
-        if not self.enabled:
-            return
-        el = time.monotonic() - self.t0
-        rate = (done - self.start) / el if el > 0 else 0.0
-        eta = (self.total - done) / rate if rate > 0 else 0.0
-        width = 30
-        fill = int(width * done / max(self.total, 1))
-        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} games "
-                          f"{rate:7.0f} games/s  eta {int(eta) // 60}m{int(eta) % 60:02d}s ")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.1,
           lam: float = 0.5, round_games: int = 16, threads: int | None = None,
           checkpoint_every: int = 50_000, resume: bool = False, init=None,
-          progress: bool = True, stream=None) -> dict:
+          progress: bool = True) -> dict:
     """Train until ``games`` self-play games in total and write the weights to ``out``.
 
     ``resume``: continue the run whose checkpoint is ``out`` (seed, lambda,
@@ -62,13 +37,16 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     features, :data:`bgfast.net.PREVIOUS_LAYOUT`) is extended with zero
     feature weights, so training starts from exactly its strength.  Checkpoints are written to ``out`` every
     ``checkpoint_every`` games and at the end.  Returns the training state
-    (also stored as ``meta["train"]`` in the file).
+    (also stored as ``meta["train"]`` in the file).  ``progress``: a bar on
+    a terminal's stderr (:class:`bgfast._progress.Progress`).  ``out`` is
+    checked to be writable before any game is played.
     """
     if games < 0:
         raise ValueError("games must be >= 0")
     if round_games < 1:
         raise ValueError("round_games must be >= 1")
     threads = threads or os.cpu_count() or 1
+    check_writable(out, "weights file")
     if resume and os.path.exists(out):
         net = _netmod.load(out)
         st = dict(net.meta.get("train") or {})
@@ -88,7 +66,7 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     step = max(1, STEP // round_games) * round_games
     ck = max(1, checkpoint_every // step) * step
     history.append({"from_game": done, "alpha": alpha})
-    bar = _Progress(games, done, progress, stream)
+    bar = Progress(games, unit="game", initial=done, quiet=not progress)
     last_ck = done
     t_start = time.monotonic()
 
@@ -103,7 +81,7 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
             p, g = net.model.train(seed, done, n, round_games, alpha, lam, threads)
             done += int(g)
             plies += int(p)
-            bar.update(done)
+            bar(done)
             if done - last_ck >= ck:
                 net.meta["train"] = state()
                 _netmod.save(net, out)
@@ -116,7 +94,7 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
 
 
 def supervise(out, init, games: int, *, plies: int = 1, seed: int = 1000, alpha: float = 0.01,
-              epochs: int = 2, progress: bool = True, stream=None) -> dict:
+              epochs: int = 2, progress: bool = True) -> dict:
     """Supervised phase: positions of ``games`` 0-ply self-play games of the
     ``init`` net (dice streams ``(seed, k)``) are evaluated by the same net at
     ``plies`` look-ahead (bear-off databases included); the net is then
@@ -126,15 +104,16 @@ def supervise(out, init, games: int, *, plies: int = 1, seed: int = 1000, alpha:
 
     if games < 1 or epochs < 1 or plies < 1:
         raise ValueError("games, epochs and plies must be >= 1")
+    check_writable(out, "weights file")
     net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init)
     t0 = time.monotonic()
     pos = net.model.selfplay_states(seed, 0, games)
-    bar = _Progress(len(pos), 0, progress, stream)
+    bar = Progress(len(pos), unit="position", quiet=not progress)
     targets = np.empty((len(pos), 5))
     step = 4096
     for i in range(0, len(pos), step):
         targets[i:i + step] = net.evaluate_plies(pos[i:i + step], plies)
-        bar.update(i + len(pos[i:i + step]))
+        bar(i + len(pos[i:i + step]))
     bar.close()
     rng = np.random.default_rng(seed)
     for _ in range(epochs):

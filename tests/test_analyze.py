@@ -13,10 +13,12 @@ from bgfast import bearoff
 from bgfast.analyze import (AnalysisSettings, analyze_match, analyze_record, parse_record,
                             read_records, resume_point, run, summarize)
 from bgfast.cli import main
+from bgfast.errors import InvalidRecordError
 from bgfast.movegen import legal_plays
 from bgfast.position import Position
 
 from corpus import random_boards, self_play_positions
+from procs import run_piped, running
 
 
 def rows_of(lines, **kw):
@@ -104,14 +106,18 @@ def test_read_records_skips_exactly_lines_1_to_k(k, kept):
 
 
 @pytest.mark.parametrize("k", [0, 1, 3, 7, 8])
-def test_block_path_starts_after_line_k(k):
-    """The blocks of ``run`` hold lines k + 1 .. n, numbered from k + 1."""
-    from bgfast.analyze import _line_chunks
-
-    lines = [f"{i}\n" for i in range(1, 8)]
-    blocks = list(_line_chunks(lines, k, size=2, first_size=1))
-    got = [(first + j, raw) for first, raw in blocks for j, raw in enumerate(raw)]
-    assert got == [(i, f"{i}\n") for i in range(k + 1, 8)]
+def test_a_resumed_run_goes_on_at_line_k_plus_1(k, tmp_path):
+    """With the rows of lines 1..k on file (and their run record), a resume
+    analyses lines k + 1 .. n, numbered from k + 1 (line 3 a comment)."""
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(7, seed=9)]
+    lines[2] = "# a comment\n"
+    out = tmp_path / "out.jsonl"
+    run(lines[:k], output=str(out))
+    counts = run(lines, output=str(out), resume=True)
+    rows = [1, 2, 4, 5, 6, 7]
+    assert counts["resumed_after_line"] == max([n for n in rows if n <= k], default=0)
+    assert counts["rows"] == len([n for n in rows if n > k])
+    assert [json.loads(x)["line"] for x in out.read_text().splitlines()] == [1, 2, 4, 5, 6, 7]
 
 
 def test_order_kept_with_several_workers():
@@ -152,22 +158,6 @@ def test_resume_cuts_a_torn_row_and_continues(tmp_path):
     assert part.read_text() == full.read_text()
 
 
-def _running(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{pid}/stat") as f:
-                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-        except OSError:
-            continue
-        if marker.encode() in cmdline and not zombie:
-            found.append(int(pid))
-    return found
-
-
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
     n = 30000                    # enough that the run cannot end between two polls
@@ -189,9 +179,9 @@ def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
     done = out.read_text().count("\n") - 1
     assert 0 < done < n, "the run should have been killed midway"
     deadline = time.time() + 30                # its workers end too (their task pipe closed)
-    while _running(str(src)) and time.time() < deadline:
+    while running(str(src)) and time.time() < deadline:
         time.sleep(0.05)
-    assert not _running(str(src))
+    assert not running(str(src))
     r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     import csv
@@ -211,6 +201,200 @@ def test_resume_needs_a_file_and_a_bgfast_header(tmp_path):
     other.write_text("a,b\n1,2\n")
     with pytest.raises(BgfastError, match="header"):
         run(["4HPwATDgc/ABMA\n"], output=str(other), fmt="csv", resume=True)
+
+
+def test_resume_refuses_a_file_that_is_not_bgfast_output_untouched(tmp_path):
+    """D3: the file is checked before a torn last line is cut."""
+    src = tmp_path / "one.txt"
+    src.write_text("4HPwATDgc/ABMA 31\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"line 1\nimportant last line")
+    r = CliRunner().invoke(main, ["analyze", str(src), "-o", str(notes), "--resume"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "not bgfast's" in r.stderr
+    assert notes.read_bytes() == b"line 1\nimportant last line"
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt", "one.txt"]
+    # bgfast's rows, then a last line that is not the start of a row
+    out = tmp_path / "out.jsonl"
+    run(["4HPwATDgc/ABMA 31\n"], output=str(out))
+    data = out.read_bytes() + b"my own notes"
+    out.write_bytes(data)
+    with pytest.raises(InvalidRecordError, match="last line is not a bgfast row"):
+        run(["4HPwATDgc/ABMA 31\n"], output=str(out), resume=True)
+    assert out.read_bytes() == data
+    # a CSV file with bgfast's header and a foreign row
+    csv_out = tmp_path / "out.csv"
+    run(["4HPwATDgc/ABMA 31\n"], output=str(csv_out), fmt="csv")
+    data = csv_out.read_bytes() + b"x,y\n"
+    csv_out.write_bytes(data)
+    with pytest.raises(InvalidRecordError, match="not bgfast's CSV"):
+        run(["4HPwATDgc/ABMA 31\n"], output=str(csv_out), fmt="csv", resume=True)
+    assert csv_out.read_bytes() == data
+
+
+def _out_files(tmp_path):
+    return {f: (tmp_path / f).read_bytes() for f in sorted(os.listdir(tmp_path))
+            if f.startswith("out")}
+
+
+def test_resume_checks_the_input_and_the_settings(tmp_path):
+    """D6: a resume with another input or other settings is refused with
+    one line, the output and its run record untouched; the output files
+    hold the rows only."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("4HPwATDgc/ABMA 31\n# a comment\nAwAA4AYAAAAAAA\n")
+    b.write_text("4HPwATDgc/ABMA 52\n# a comment\nAwAA4AYAAAAAAA\n")
+    runner = CliRunner()
+    for fmt in ("jsonl", "csv"):
+        out = tmp_path / f"out.{fmt}"
+        base = ["-o", str(out), "--format", fmt, "-j", "1"]
+        assert runner.invoke(main, ["analyze", str(a)] + base).exit_code == 0
+        rows = out.read_text().splitlines()
+        assert len(rows) == 2 + (fmt == "csv")                 # rows only (and the header)
+        assert json.loads((tmp_path / f"out.{fmt}.resume.json").read_text())["lines"] == 3
+        before = _out_files(tmp_path)
+        for args, message in [
+                ([str(b)], "the input is not the one it was written from"),
+                ([str(a), "--ply", "1"], "written with --ply 0, not --ply 1"),
+                ([str(a), "--top", "2"], "--top 5, not --top 2"),
+                ([str(a), "--evaluator", "pubeval"], "--evaluator net, not --evaluator pubeval"),
+                ([str(a), "--rollout", "36"], "--rollout 0, not --rollout 36"),
+                ([str(a), "--seed", "2"], "--seed 1, not --seed 2")]:
+            r = runner.invoke(main, ["analyze"] + args + base + ["--resume"])
+            assert r.exit_code == 2 and message in r.stderr, (args, r.stderr)
+            assert r.stderr.count("\n") == 1 and _out_files(tmp_path) == before
+        other = "csv" if fmt == "jsonl" else "jsonl"
+        r = runner.invoke(main, ["analyze", str(a), "-o", str(out), "--format", other,
+                                 "--resume"])
+        assert r.exit_code == 2 and f"--format {fmt}, not --format {other}" in r.stderr
+        # the same input resumes (nothing left to do); more lines continue it
+        r = runner.invoke(main, ["analyze", str(a)] + base + ["--resume"])
+        assert r.exit_code == 0 and "0 rows" in r.stderr and out.read_bytes() == before[out.name]
+        longer = tmp_path / "longer.txt"
+        longer.write_text(a.read_text() + "4HPwATDgc/ABMA 61\n")
+        r = runner.invoke(main, ["analyze", str(longer)] + base + ["--resume"])
+        assert r.exit_code == 0 and "1 rows" in r.stderr
+        whole = tmp_path / f"whole.{fmt}"
+        runner.invoke(main, ["analyze", str(longer), "-o", str(whole), "--format", fmt])
+        assert out.read_bytes() == whole.read_bytes()
+
+
+def test_resume_refuses_rows_its_record_does_not_cover(tmp_path):
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(6, seed=2)]
+    out = tmp_path / "out.jsonl"
+    run(lines[:3], output=str(out))
+    run(lines, output=str(tmp_path / "other.jsonl"))
+    data = (tmp_path / "other.jsonl").read_bytes()
+    out.write_bytes(data)                                 # six rows, a record of three lines
+    with pytest.raises(InvalidRecordError, match="rows past line 3"):
+        run(lines, output=str(out), resume=True)
+    assert out.read_bytes() == data
+    (tmp_path / "out.jsonl.resume.json").write_text("[1, 2]")
+    with pytest.raises(InvalidRecordError, match="not a bgfast run record"):
+        run(lines, output=str(out), resume=True)
+
+
+def test_resume_goes_on_after_the_rows_of_a_block_the_record_covers(tmp_path):
+    """A kill after the run record of a block was written and before its
+    rows were: the lines the record covers past the last row are analysed
+    again, and the result is the uninterrupted run's."""
+    lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(30, seed=4)]
+    lines[12:12] = ["# a comment\n", "\n"]
+    full = tmp_path / "full.jsonl"
+    run(lines, output=str(full), chunk_size=8)
+    rows = full.read_text().splitlines(keepends=True)
+    out = tmp_path / "out.jsonl"
+    out.write_text("".join(rows[:10]) + rows[10][:7])     # ten rows, and a torn one
+    (tmp_path / "out.jsonl.resume.json").write_text(
+        (tmp_path / "full.jsonl.resume.json").read_text())
+    counts = run(lines, output=str(out), resume=True, chunk_size=8)
+    assert counts["resumed_after_line"] == 10 and counts["rows"] == 20
+    assert out.read_bytes() == full.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_bytes_that_are_not_utf8_give_an_error_row(tmp_path, fmt):
+    """D5: the valid line gets its row, the bad one an error row."""
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"4HPwATDgc/ABMA 31\n\xff\n4HPwATDgc/ABMA \xc3\x28 52\n")
+    for target in ("stdout", "file"):
+        args = ["analyze", str(src), "--format", fmt, "-j", "1"]
+        if target == "file":
+            args += ["-o", str(tmp_path / f"out.{fmt}")]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 1 and "3 rows, 2 failed" in r.stderr
+        text = r.stdout if target == "stdout" else (tmp_path / f"out.{fmt}").read_text()
+        if fmt == "jsonl":
+            rows = [json.loads(x) for x in text.splitlines()]
+        else:
+            import csv
+            rows = list(csv.DictReader(text.splitlines()))
+        assert rows[0]["best_play"] == "8/5 6/5" and not rows[0]["error"] if fmt == "csv" \
+            else rows[0]["best_play"] == "8/5 6/5" and "error" not in rows[0]
+        assert rows[1]["input"] == "\ufffd"
+        assert rows[1]["error"] == "not UTF-8 text: byte 0xff at character 1"
+        assert rows[2]["error"] == "not UTF-8 text: byte 0xc3 at character 16"
+
+
+def test_a_huge_line_gives_a_short_error_row(tmp_path):
+    """D8: the error row quotes 200 characters of the line and its length."""
+    src = tmp_path / "big.txt"
+    junk = "4HPwATDgc/ABMA " + "x" * 3_000_000
+    src.write_text(f"4HPwATDgc/ABMA 31\n{junk}\n4HPwATDgc/ABMA 52 {'y' * 900}\n")
+    r = CliRunner().invoke(main, ["analyze", str(src), "-j", "1"])
+    assert r.exit_code == 1 and "3 rows, 2 failed" in r.stderr and len(r.stdout) < 5000
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert rows[1]["input"] == junk[:200] + "... (3,000,015 characters)"
+    assert rows[1]["error"] == "line too long: 3,000,015 characters (at most 1,024)"
+    # under the limit the line is read, and what the error quotes is cut
+    assert rows[2]["input"] == f"4HPwATDgc/ABMA 52 {'y' * 900}"[:200] + "... (918 characters)"
+    assert len(rows[2]["error"]) < 250 and rows[2]["error"].endswith("characters)")
+    # lines given to the API as strings are cut the same way
+    assert rows_of([f"{junk}\n"], jobs=1)[0]["error"] == rows[1]["error"]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "html"])
+def test_output_paths_are_checked_before_the_work(tmp_path, fmt, monkeypatch):
+    """D13, D5: a missing or unwritable directory, an empty path: one line,
+    no work, nothing left behind."""
+    import bgfast.analyze as an
+
+    src = tmp_path / "one.txt"
+    src.write_text("4HPwATDgc/ABMA 31\n")
+
+    def no_work(*a, **k):
+        raise AssertionError("the analysis started")
+
+    monkeypatch.setattr(an, "_chunk_text", no_work)
+    runner = CliRunner()
+    for out, message in [(tmp_path / "missing" / "x.out", "does not exist"),
+                         ("", "name given"), ("/proc/x.out", "no file can be created"),
+                         (tmp_path, "directory")]:
+        r = runner.invoke(main, ["analyze", str(src), "-o", str(out), "--format", fmt])
+        assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert sorted(os.listdir(tmp_path)) == ["one.txt"]
+    mat = tmp_path / "m.mat"
+    mat.write_text("")
+    r = runner.invoke(main, ["analyze-match", str(mat), "-o", str(tmp_path / "no" / "x.csv")])
+    assert r.exit_code == 2 and "does not exist" in r.stderr
+
+
+def test_rollout_rows_leave_no_process_behind(tmp_path):
+    """D12: the real CLI on a pipe returns, with no worker left (to stdout,
+    and with -o)."""
+    src = tmp_path / "two.txt"
+    src.write_text("4HPwATDgc/ABMA\nAwAA4AYAAAAAAA 31\n")
+    for extra in ([], ["-o", str(tmp_path / "out.jsonl")]):
+        r = run_piped(["analyze", src, "--rollout", "36", "-j", "2"] + extra, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert b"2 rows, 0 failed" in r.stderr
+        assert not running(str(src))
+    rows = [json.loads(x) for x in r.stdout.splitlines() or
+            (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [row["rollout"]["games"] for row in rows] == [36, 36]
+    one = rows_of(src.read_text().splitlines(keepends=True),
+                  settings=AnalysisSettings(rollout_games=36), jobs=1)
+    assert [row["rollout"] for row in one] == [row["rollout"] for row in rows]
 
 
 # ------------------------------------------------------------------ matches

@@ -923,6 +923,97 @@ def test_cli_build_info_probe(tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_build_checks_the_output_path_before_the_work(tmp_path, monkeypatch):
+    """D13, D5: one line, no build, nothing left behind (no stray
+    '..partial' for an empty path)."""
+    def no_work(*a, **k):
+        raise AssertionError("the build started")
+
+    for name in ("build_one_sided", "solve_shells", "successor_table"):
+        monkeypatch.setattr(bo._k, name, no_work)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for kind in (["--one-sided", "3"], ["--two-sided", "6x3"]):
+        for out, message in [(tmp_path / "no" / "x.bgb", "does not exist"),
+                             ("", "name given"), ("/proc/x.bgb", "no file can be created"),
+                             (tmp_path / "f.txt" / "x.bgb", "is not a directory")]:
+            (tmp_path / "f.txt").write_text("")
+            r = runner.invoke(main, ["bearoff", "build", *kind, "-o", str(out)])
+            assert r.exit_code == 2 and message in r.stderr, r.output
+            assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+    from bgfast.errors import OutputPathError
+    with pytest.raises(OutputPathError):
+        bo.build_one_sided(3, 15, tmp_path / "no" / "x.bgb")
+    with pytest.raises(OutputPathError):
+        bo.build_two_sided(3, tmp_path / "no" / "x.bgb")
+
+
+def _shells_done(partial: Path) -> int:
+    try:
+        return bo._parse_header(partial.read_bytes()[:bo.HEADER_SIZE], partial).shells_done
+    except (OSError, DatabaseError):            # not there yet, or caught mid-write
+        return 0
+
+
+@pytest.mark.parametrize("kind", [["--one-sided", "7"], ["--two-sided", "6x7"]])
+def test_a_cli_build_killed_with_sigkill_resumes_to_the_same_file(tmp_path, kind, monkeypatch):
+    """--checkpoint-seconds 0 saves after every group (one-sided) or block
+    (two-sided); a real process killed with SIGKILL once a checkpoint is on
+    disk, then run again, gives the file of an uninterrupted build, and the
+    second run goes on from the checkpoint."""
+    import signal
+    import subprocess
+    import time
+
+    from procs import ROOT, bgfast, env
+
+    out = tmp_path / "t.bgb"
+    partial = Path(str(out) + ".partial")
+    args = ["bearoff", "build", *kind, "-o", str(out), "--checkpoint-seconds", "0",
+            "--threads", "1"]
+    proc = subprocess.Popen(bgfast(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=ROOT, env=env())
+    # past the first progress report (one-sided: every 8 pip groups) that a
+    # resumed build skips
+    least = 9 if kind[0] == "--one-sided" else 1
+    done, deadline = 0, time.time() + 120
+    while proc.poll() is None and time.time() < deadline and done < least:
+        done = _shells_done(partial)
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert done >= least and not out.exists(), "the build should have been killed midway"
+    # run again (in process, to see where it starts)
+    from bgfast.cli import bearoff as cli_bearoff
+
+    class Recorder:
+        calls: list = []
+
+        def __init__(self, *a, **k):
+            pass
+
+        def __call__(self, d, total=None):
+            Recorder.calls.append(d)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+    monkeypatch.setattr(cli_bearoff, "Progress", Recorder)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    resumed, Recorder.calls = Recorder.calls, []
+    assert not partial.exists()
+    ref = tmp_path / "ref.bgb"
+    r = CliRunner().invoke(main, ["bearoff", "build", *kind, "-o", str(ref)])
+    assert r.exit_code == 0, r.output
+    assert resumed[0] > Recorder.calls[0]              # went on, did not start again
+    assert out.read_bytes() == ref.read_bytes()
+
+
 def test_cli_reads_gnubg_files(gnubg_nn):
     runner = CliRunner()
     res = runner.invoke(main, ["bearoff", "info", str(gnubg_file(gnubg_nn, "gnubg_ts0.bd")), "--json"])

@@ -92,6 +92,34 @@ def test_batch_moves_jsonl_with_bad_lines(run, tmp_path):
     assert "2 line(s) failed" in r.stderr
 
 
+def test_batch_moves_survive_bytes_that_are_not_utf8_and_huge_lines(run, tmp_path):
+    """D5, D8: the valid lines give their plays, the unreadable ones an
+    error object each (from a file and from stdin); nothing quotes a huge
+    line whole."""
+    data = (f"{START} 31\n".encode() + b"\xff\n" + b"x" * 2_000_000 + b"\n"
+            + f"{START} 52 {'y' * 500}\n{START} 21\n".encode())
+    import subprocess
+
+    from procs import ROOT, bgfast, env
+
+    f = tmp_path / "in.txt"
+    f.write_bytes(data)
+    # from a file; and from stdin, which click's test runner decodes itself: a real process
+    piped = subprocess.run(bgfast("moves", "--input", "-", "--json"), input=data, cwd=ROOT,
+                           env=env(), capture_output=True)
+    assert piped.returncode == 1
+    r = run("moves", "--input", str(f), "--json")
+    assert r.exit_code == 1
+    for out, err in ((r.stdout, r.stderr), (piped.stdout.decode(), piped.stderr.decode())):
+        assert "3 line(s) failed" in err
+        objs = [json.loads(x) for x in out.splitlines()]
+        assert len(out) < 10_000 and [o.get("line") for o in objs] == [None, 2, 3, 4, None]
+        assert objs[0]["dice"] == [3, 1] and objs[4]["dice"] == [2, 1]
+        assert objs[1]["error"] == "not UTF-8 text: byte 0xff at character 1"
+        assert objs[2]["error"] == "line too long: 2,000,000 characters (at most 1,024)"
+        assert "fields" in objs[3]["error"]
+
+
 def test_batch_from_stdin_all_good(run):
     r = run("moves", "--input", "-", "--json", input=f"{START} 31\n{START} 52\n")
     assert r.exit_code == 0 and len(r.stdout.strip().splitlines()) == 2

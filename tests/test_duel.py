@@ -85,3 +85,50 @@ def test_cli_train_and_resume(tmp_path):
     assert json.loads(res.stdout)["games_done"] == 48
     res = runner.invoke(main, ["duel", out, "beginner", "--games", "4", "--json"])
     assert res.exit_code == 0, res.output
+
+
+def test_duel_is_the_same_however_its_pairs_are_split(monkeypatch):
+    """The kernel is called in steps (progress between them); the result
+    depends on the seed alone, and the summary is the plain one of the
+    games' points."""
+    import bgfast.duel as d
+
+    calls = []
+    whole = d.duel("pubeval", "beginner", games=41, seed=7, threads=2,
+                   progress=lambda done, total: calls.append((done, total)))
+    assert whole.pairs == 21 and calls[-1] == (21, 21)
+    assert all(a[0] < b[0] for a, b in zip(calls, calls[1:]))
+    monkeypatch.setattr(d, "MAX_STEP", 1)          # one pair a call
+    monkeypatch.setattr(d, "REPORT_SECONDS", 0.0)
+    steps = []
+    split = d.duel("pubeval", "beginner", games=41, seed=7, threads=1,
+                   progress=lambda done, total: steps.append(done))
+    assert steps == list(range(1, 22))
+    assert {k: v for k, v in split.to_dict().items() if k != "seconds"} == \
+        {k: v for k, v in whole.to_dict().items() if k != "seconds"}
+    pts, plies = _net.duel((d.get_level("pubeval").spec(), d.get_level("beginner").spec()),
+                           7, 0, 21, 1)
+    pts = np.asarray(pts, dtype=np.int64)
+    assert whole.ppg == pts.mean() and whole.plies == np.mean(plies)
+    assert abs(whole.se - pts.mean(axis=1).std(ddof=1) / np.sqrt(21)) < 1e-15
+    assert whole.wins_a == (pts > 0).sum() and whole.gammons_b == (pts == -2).sum()
+    assert whole.backgammons_a == (pts == 3).sum()
+
+
+def test_train_checks_its_output_before_training(tmp_path, monkeypatch):
+    """D13: a weights file in a missing directory: one line, no game played."""
+    import bgfast.net as netmod
+
+    def no_work(*a, **k):
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(netmod, "random_net", no_work)
+    monkeypatch.setattr(netmod, "load", no_work)
+    runner = CliRunner()
+    for cmd in (["train", str(tmp_path / "no" / "n.npz"), "--games", "10"],
+                ["train-supervised", str(tmp_path / "no" / "n.npz"), "--init", __file__,
+                 "--games", "1"]):
+        r = runner.invoke(main, cmd)
+        assert r.exit_code == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
+    r = runner.invoke(main, ["train", "", "--games", "10"])
+    assert r.exit_code == 2 and "name given" in r.stderr

@@ -12,6 +12,8 @@ from bgfast.position import Position
 from bgfast.rollout import (OUTPUT_NAMES, RolloutSettings, rollout, rollout_opening_rolls,
                             rollout_plays, run_chunk)
 
+from procs import children
+
 INITIAL = Position.initial()
 
 
@@ -367,22 +369,95 @@ def test_luck_adjustment_is_unbiased_in_contact():
     assert set(np.unique(plain[:, :, :5])) <= {0.0, 1.0}
 
 
-def test_local_pool_survives_a_dead_worker():
+def test_local_rollout_survives_a_dead_worker(tmp_path, monkeypatch):
+    """A worker killed in the middle of a rollout: the run goes on from the
+    first trial not received, with the same result, and no worker is left."""
     import os
     import signal
-    import time
 
     import bgfast.rollout as ro
 
-    s = RolloutSettings(trials=120, seed=6, jobs=2, chunk=20, variance_reduction=False)
-    first = rollout(INITIAL, s)
-    pool = ro._POOLS[2]
-    victim = next(iter(pool._processes))
-    os.kill(victim, signal.SIGKILL)
-    time.sleep(0.2)
+    s = RolloutSettings(trials=240, seed=6, jobs=2, chunk=20, variance_reduction=False,
+                        policy="pubeval", evaluator="composite")
+    whole = rollout(INITIAL, replace(s, jobs=1))
+    before = children()
+    parent, marker = os.getpid(), tmp_path / "killed"
+    real = ro.run_chunk
+
+    def dying(starts, first, count, params):
+        if os.getpid() != parent and not marker.exists():   # the first chunk of a worker
+            marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(starts, first, count, params)
+
+    monkeypatch.setattr(ro, "run_chunk", dying)
     again = rollout(INITIAL, s)
-    assert again.mean == first.mean
-    assert ro._POOLS[2] is not pool
+    assert marker.exists(), "a worker should have been killed"
+    assert again.mean == whole.mean and again.stderr == whole.stderr and again.games == 240
+    assert children() <= before
+    # more deaths than retries: the run fails with a WorkerError
+    from bgfast._workers import WorkerError
+
+    def always(starts, first, count, params):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(starts, first, count, params)
+
+    monkeypatch.setattr(ro, "run_chunk", always)
+    with pytest.raises(WorkerError, match="killed by signal 9"):
+        rollout(INITIAL, replace(s, retries=1))
+    assert children() <= before
+
+
+def test_rollout_streams_in_bounded_memory_and_stops_by_stderr():
+    """A huge trial count with a standard-error target neither preallocates
+    nor plays past the stop; the stopped rollout is the fixed rollout of as
+    many trials (R3), and the chunks are folded the same way whatever their
+    size."""
+    import resource
+    s = RolloutSettings(trials=10 ** 15, seed=3, jobs=1, stderr_target=0.006, batch=100,
+                        min_trials=100, truncate=6, policy="pubeval", evaluator="composite")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    seen = []
+    r = rollout(INITIAL, s, progress=lambda done, total: seen.append((done, total)))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000   # KiB
+    assert r.games == 1000 and seen[-1] == (1000, 10 ** 15)
+    assert r.stderr["equity"] <= 0.006
+    fixed = rollout(INITIAL, replace(s, trials=1000, stderr_target=None))
+    assert fixed.mean == r.mean and fixed.stderr == r.stderr and fixed.games == 1000
+    # the batch boundary before had not reached the target
+    assert rollout(INITIAL, replace(s, trials=900, stderr_target=None)).stderr["equity"] > 0.006
+    # chunks that do not divide the batches: the same stop, the same numbers
+    small = rollout(INITIAL, replace(s, chunk=7))
+    assert small.games == 1000 and small.mean == r.mean and small.stderr == r.stderr
+
+
+def test_rollout_statistics_are_the_plain_ones():
+    """The folded means and standard errors are those of the trials' values
+    taken at once (known values from the kernel's own per-trial results)."""
+    import math
+    s = RolloutSettings(trials=3000, seed=9, jobs=1, truncate=10,   # 2 blocks and a part
+                        variance_reduction=False, policy="pubeval", evaluator="composite")
+    starts = np.ascontiguousarray(INITIAL.board[None])
+    vals, plies = run_chunk(starts, 0, 3000, s.kernel_params())
+    r = rollout(INITIAL, s)
+    v = vals[:, 0, :]
+    np.testing.assert_allclose([r.mean[k] for k in OUTPUT_NAMES], v.mean(axis=0), rtol=0,
+                               atol=1e-14)
+    np.testing.assert_allclose([r.stderr[k] for k in OUTPUT_NAMES],
+                               v.std(axis=0, ddof=1) / math.sqrt(3000), rtol=1e-12)
+    assert r.average_plies == plies.mean()
+
+
+def test_rollout_limits():
+    from bgfast.rollout import MAX_TRIALS, MAX_TRUNCATE
+    with pytest.raises(BgfastError, match="trials"):
+        RolloutSettings(trials=MAX_TRIALS + 1)
+    with pytest.raises(BgfastError, match="truncate"):
+        RolloutSettings(truncate=MAX_TRUNCATE + 1)
+    with pytest.raises(BgfastError, match="chunk"):
+        RolloutSettings(chunk=10 ** 12)
+    RolloutSettings(trials=MAX_TRIALS, truncate=MAX_TRUNCATE)
 
 
 def test_stratification_permutations():

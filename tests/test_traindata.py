@@ -269,11 +269,14 @@ def run():
 
 def test_cli_positions_and_label(run, tmp_path, sample, monkeypatch):
     p = tmp_path / "p.bgtd"
+    from bgfast import _progress
+
     monkeypatch.setenv("BGFAST_PROGRESS", "1")            # the bar, as on a terminal
+    monkeypatch.setattr(_progress, "DELAY", 0)              # at once
     r = run("data", "positions", "-n", 120, "--seed", 4, "--players", QUICK, "-o", p, "-j", 1)
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith(f"{p}: 120 positions (contact ") and "120/120" in r.stderr
-    monkeypatch.delenv("BGFAST_PROGRESS")
+    monkeypatch.undo()
     assert td.load_positions(p).digest == sample.digest
     out = tmp_path / "L"
     r = run("data", "label", p, "-o", out, "--trials", 6, "--truncate", 3, "--seed", 9,

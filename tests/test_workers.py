@@ -10,22 +10,7 @@ from bgfast import _workers
 from bgfast._workers import WorkerError, ordered_map
 from bgfast.errors import InvalidIdError
 
-
-def _children() -> set[int]:
-    """This process's live (not zombie) child processes."""
-    me = str(os.getpid())
-    out = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            out.add(int(pid))
-    return out
+from procs import children
 
 
 def _square_sum(block, args):
@@ -57,12 +42,12 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_results_come_in_order_and_both_processes_work(jobs):
     blocks = [list(range(k, k + 50)) for k in range(0, 5000, 50)]
-    before = _children()
+    before = children()
     out = list(ordered_map(_square_sum, blocks, (3, 0.002), jobs=jobs))
     assert [v for v, _ in out] == [sum(3 * x * x for x in b) for b in blocks]
     pids = {pid for _, pid in out}
     assert os.getpid() in pids and len(pids) == jobs      # this process and every worker
-    assert _children() == before                          # the workers are gone
+    assert children() == before                          # the workers are gone
 
 
 def test_large_blocks_and_results_go_through_the_slots():
@@ -86,13 +71,13 @@ def test_large_blocks_and_results_go_through_the_slots():
 
 def test_an_error_in_a_worker_is_raised_here_with_its_class():
     blocks = [list(range(k, k + 4)) for k in range(0, 40, 4)]
-    before = _children()
+    before = children()
     got = []
     with pytest.raises(InvalidIdError, match="bad block with 13"):
         for rows in ordered_map(_fails_on_13, blocks, None, jobs=2):
             got.append(rows)
     assert got == blocks[:len(got)] and len(got) <= 3     # in order up to the bad block
-    assert _children() == before
+    assert children() == before
 
 
 def _slow_pid(block, args):
@@ -101,26 +86,26 @@ def _slow_pid(block, args):
 
 
 def test_a_worker_that_dies_stops_the_run_with_a_worker_error():
-    before = _children()
+    before = children()
     it = ordered_map(_slow_pid, [[k] for k in range(40)], None, jobs=2)
     got = []
     with pytest.raises(WorkerError, match="killed by signal 9"):
         for pid in it:
             got.append(pid)
-            workers = _children() - before
+            workers = children() - before
             if len(got) == 4 and workers:
                 os.kill(next(iter(workers)), signal.SIGKILL)
     assert 4 <= len(got) < 40
-    assert _children() == before
+    assert children() == before
 
 
 def test_stopping_early_ends_the_workers():
-    before = _children()
+    before = children()
     it = ordered_map(_square_sum, [[k] for k in range(1000)], (1, 0.001), jobs=3)
     assert next(it)[0] == 0
-    assert len(_children() - before) == 2
+    assert len(children() - before) == 2
     it.close()
-    assert _children() == before
+    assert children() == before
 
 
 def test_the_cli_reports_a_dead_worker_in_one_line(tmp_path, monkeypatch):
@@ -144,10 +129,10 @@ def test_the_cli_reports_a_dead_worker_in_one_line(tmp_path, monkeypatch):
 @pytest.mark.parametrize("n", [0, 1, 63, 64, 2000, 70_000, 100_003])
 @pytest.mark.parametrize("split_end", [False, True])
 def test_line_blocks_cover_the_input_in_order(n, split_end):
-    from bgfast.analyze import _line_chunks
+    from bgfast.analyze import _blocks
 
     lines = [f"{k}\n" for k in range(n)]
-    blocks = list(_line_chunks(lines, 0, 16384, split_end=split_end))
+    blocks = list(_blocks(iter(lines), 1, 16384, split_end=split_end))
     assert [line for _, b in blocks for line in b] == lines
     assert [first for first, _ in blocks] == [1 + sum(len(b) for _, b in blocks[:k])
                                               for k in range(len(blocks))]
@@ -157,10 +142,6 @@ def test_line_blocks_cover_the_input_in_order(n, split_end):
         assert max(sizes[-4:]) <= 4096 and sum(s <= 4096 for s in sizes) >= 4
     if not split_end:
         assert sizes[:4] == [min(64, n), 256, 1024, 4096][:len(sizes[:4])] or n < 5440
-    # resuming after line 100 starts at line 101
-    if n > 100:
-        first, block = next(_line_chunks(lines, 100, 16384, split_end=split_end))
-        assert first == 101 and block[0] == "100\n"
 
 
 def _fill(block, args, into=None):
@@ -182,3 +163,22 @@ def test_results_written_into_the_slots(jobs):
         assert bytes(data) == bytes([n % 256]) * len(data)          # untouched until used
         seen.append(n)
     assert seen == sizes
+
+
+def _inner_pids(block, args):
+    """A map inside a block: the pids that worked on the inner blocks."""
+    return os.getpid(), sorted(set(ordered_map(lambda b, a: os.getpid(), range(8), None, 2)))
+
+
+def test_a_map_inside_a_worker_runs_in_that_worker():
+    """Workers never fork workers of their own (no process is left behind
+    by a map that a block starts, e.g. a rollout asked for by analysis)."""
+    before = children()
+    results = list(ordered_map(_inner_pids, range(6), None, 2))
+    here = os.getpid()
+    workers = {pid for pid, _ in results if pid != here}
+    assert workers, "some blocks should have run in the worker"
+    for pid, inner in results:
+        if pid != here:
+            assert inner == [pid]               # that worker alone
+    assert children() == before

@@ -159,6 +159,10 @@ class _Group(click.Group):
             ctx.exit(1)
         except (BrokenPipeError, KeyboardInterrupt):
             ctx.exit(1)
+        except OSError as exc:                    # a file that could not be read or written
+            click.echo(f"Error: {exc.strerror or exc}"
+                       + (f": {exc.filename}" if exc.filename else ""), err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

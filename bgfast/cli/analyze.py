@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from .._files import atomic_write
+from .._files import atomic_write, bounded_lines, check_writable
+from .._progress import Progress
 from . import emit_json, main
 
 _COMMON = [
@@ -28,18 +29,17 @@ def common(fn):
     return fn
 
 
-def _progress(total_hint=None, unit="pos"):
-    from tqdm import tqdm
-
-    return tqdm(total=total_hint, unit=unit, file=sys.stderr, dynamic_ncols=True,
-                disable=not sys.stderr.isatty() and os.environ.get("BGFAST_PROGRESS") != "1")
-
-
-def _count_lines(path):
+def _count_lines(path) -> int | None:
+    """The number of lines of ``path`` (None for stdin), read in pieces."""
     if path == "-":
         return None
+    n = 0
+    last = b"\n"
     with open(path, "rb") as f:
-        return sum(1 for line in f if line.strip() and not line.lstrip().startswith(b"#"))
+        for piece in iter(lambda: f.read(1 << 20), b""):
+            n += piece.count(b"\n")
+            last = piece[-1:]
+    return n + (last != b"\n")
 
 
 @main.command()
@@ -62,8 +62,11 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
 
     Rows stream out in input order as CSV or JSON Lines; --format html writes
     JSON Lines to OUTPUT.jsonl and an HTML report with board pictures to
-    OUTPUT.  Bad lines get an error row with their line number; the exit
-    status is 1 if any line failed.
+    OUTPUT.  Bad lines (also lines over 1024 characters, or not UTF-8 text)
+    get an error row with their line number; the exit status is 1 if any
+    line failed.  With -o, OUTPUT.resume.json records the settings and the
+    input read, and --resume refuses to continue a run with other settings
+    or another input.
     """
     from ..analyze import AnalysisSettings, html_report, run
 
@@ -75,13 +78,18 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
                                 rollout_games=rollout_games, seed=seed)
     data_path = output + ".jsonl" if fmt == "html" else output
     data_fmt = "jsonl" if fmt == "html" else fmt
+    if output is not None:
+        check_writable(output, stream=fmt != "html")
+    if fmt == "html":                     # written, then read back for the page
+        check_writable(data_path)
     stream = click.get_text_stream("stdout") if output is None else None
-    bar = _progress(_count_lines(input_file))
-    with click.open_file(input_file, "r") as lines:
-        counts = run(lines, output=data_path, fmt=data_fmt, settings=settings, jobs=jobs,
-                     backend=backend, address=address, resume=resume, stream=stream,
+    with click.open_file(input_file, "r", encoding="utf-8", errors="surrogateescape") as f, \
+            Progress(unit="line") as bar:
+        if bar.enabled:
+            bar(0, _count_lines(input_file))
+        counts = run(bounded_lines(f), output=data_path, fmt=data_fmt, settings=settings,
+                     jobs=jobs, backend=backend, address=address, resume=resume, stream=stream,
                      progress=bar.update)
-    bar.close()
     if fmt == "html":
         with open(data_path, encoding="utf-8") as f:
             rows = (json.loads(line) for line in f if line.strip())
@@ -112,19 +120,17 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, back
     from .. import matfile
     from ..analyze import MATCH_FIELDS, AnalysisSettings, analyze_match, html_report, summarize
 
+    if output is not None:
+        check_writable(output)
     match = matfile.load(mat_file)
     settings = AnalysisSettings(ply=ply, evaluator=evaluator)
-    bar = _progress(len(match.games), unit="game")
     rows = []
-    seen_games = set()
-    for row in analyze_match(match, settings=settings, jobs=jobs, backend=backend,
-                             address=address):
-        rows.append(row)
-        if row["game"] not in seen_games:
-            seen_games.add(row["game"])
-            bar.update(1)
-    bar.close()
-    if output:
+    with Progress(len(match.games), unit="game") as bar:
+        for row in analyze_match(match, settings=settings, jobs=jobs, backend=backend,
+                                 address=address):
+            rows.append(row)
+            bar(row["game"])
+    if output is not None:
         if fmt == "html":
             worst = [dict(r, plays=None, line=f"game {r['game']}, decision {r['decision']}",
                           context=r["name"], best_play=r["best"]) for r in rows if r["flag"]]

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import re
-import sys
 import time
 
 import click
 
+from .._progress import Progress
 from . import PositionParam, emit_json, fail, main
 from ..errors import MissingTableError
 
@@ -14,36 +14,6 @@ from ..errors import MissingTableError
 @main.group()
 def bearoff():
     """Bear-off and race databases (one-sided and two-sided)."""
-
-
-class _Progress:
-    """A one-line progress bar with an ETA on stderr (work units weighted by
-    cost, so ETA = elapsed * remaining / done)."""
-
-    def __init__(self, label: str, quiet: bool = False):
-        self.label = label
-        self.quiet = quiet
-        self.t0 = time.monotonic()
-        self.last = 0.0
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        if now - self.last < (0.2 if self.tty else 5.0) and done < total:
-            return
-        self.last = now
-        frac = done / total if total else 1.0
-        el = now - self.t0
-        eta = el * (1 - frac) / frac if frac > 0 else float("nan")
-        bar = "#" * int(30 * frac)
-        line = f"{self.label} [{bar:<30}] {100 * frac:5.1f}%  {el:6.0f}s elapsed  ETA {eta:6.0f}s"
-        click.echo(("\r" + line) if self.tty else line, err=True, nl=not self.tty)
-
-    def finish(self) -> None:
-        if not self.quiet and self.tty:
-            click.echo("", err=True)
 
 
 @bearoff.command("build")
@@ -57,14 +27,23 @@ class _Progress:
 @click.option("--layout", type=click.Choice(["int16", "float32"]), default=None,
               help="Two-sided value layout (default float32 up to 10 checkers, else int16).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-              help="Output file (written atomically; a killed two-sided build resumes).")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Threads (default: all cores for one-sided builds, 1 for two-sided; "
+              help="Output file (written atomically).")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="Threads, at most 256 (default: all cores for one-sided builds, 1 for two-sided; "
                    "2 helps a two-sided build on an idle machine).")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0), default=60.0,
+              show_default=True,
+              help="Save the work done to OUTPUT.partial at most this often; a killed build "
+                   "run again with the same arguments goes on from there.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, quiet, as_json):
-    """Build a database: --one-sided P or --two-sided 6xC."""
+def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, checkpoint_seconds,
+          quiet, as_json):
+    """Build a database: --one-sided P or --two-sided 6xC.
+
+    The progress bar shows on a terminal only.  The build saves its work to
+    OUTPUT.partial every --checkpoint-seconds; run the same command again
+    after a crash or kill and it resumes from there, with the same table."""
     from .. import bearoff as bo
 
     if (one_sided is None) == (two_sided is None):
@@ -73,8 +52,10 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, quie
     if one_sided is not None:
         if cubeful or layout:
             raise click.UsageError("--cubeful and --layout are for two-sided tables")
-        prog = _Progress(f"one-sided {one_sided}x{checkers}", quiet)
-        table = bo.build_one_sided(one_sided, checkers, output, progress=prog, threads=threads)
+        with Progress(unit=" positions", desc=f"one-sided {one_sided}x{checkers}", quiet=quiet,
+                      unit_scale=True) as prog:
+            table = bo.build_one_sided(one_sided, checkers, output, progress=prog,
+                                       threads=threads, checkpoint_seconds=checkpoint_seconds)
     else:
         m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", two_sided)
         if not m:
@@ -82,10 +63,10 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, quie
         points, c = int(m.group(1)), int(m.group(2))
         if points != 6:
             raise click.UsageError("two-sided tables are on 6 points")
-        prog = _Progress(f"two-sided 6x{c}{' cubeful' if cubeful else ''}", quiet)
-        table = bo.build_two_sided(c, output, cubeful=cubeful, layout=layout, progress=prog,
-                                   threads=threads)
-    prog.finish()
+        with Progress(unit=" pairs", desc=f"two-sided 6x{c}{' cubeful' if cubeful else ''}",
+                      quiet=quiet, unit_scale=True) as prog:
+            table = bo.build_two_sided(c, output, cubeful=cubeful, layout=layout, progress=prog,
+                                       threads=threads, checkpoint_seconds=checkpoint_seconds)
     info = table.info()
     info["seconds"] = round(time.monotonic() - t0, 3)
     table.close()

@@ -6,6 +6,7 @@ import sys
 import click
 import numpy as np
 
+from .._files import bounded_lines, line_problem, shorten
 from ..errors import BgfastError
 from ..formats import format_plays, parse_dice
 from ..movegen import legal_plays_batch
@@ -83,7 +84,9 @@ def _plays_object(board, pid: str, dice, results, moves, result_ids) -> dict:
 
 
 def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
-    """Stream ``POSITION DICE`` lines to JSON Lines (or text); return failures."""
+    """Stream ``POSITION DICE`` lines to JSON Lines (or text); return
+    failures.  A line that cannot be read (too long, not UTF-8 text: see
+    :mod:`bgfast._files`) is a failure like a bad one."""
     failures = 0
     pending = []  # (line number, position, dice) or (line number, error)
 
@@ -114,18 +117,21 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
                            + (", ".join(p["play"] for p in obj["plays"]) or "(no legal play)"))
         pending.clear()
 
-    for lineno, line in enumerate(stream, 1):
+    for lineno, line in enumerate(bounded_lines(stream), 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         parts = text.split()
         try:
+            problem = line_problem(text)
+            if problem is not None:
+                raise BgfastError(problem)
             if len(parts) != 2:
                 raise BgfastError(f"expected 'POSITION DICE', got {len(parts)} fields")
             pending.append((lineno, Position.parse(parts[0]), parse_dice(parts[1])))
         except BgfastError as exc:
             failures += 1
-            pending.append((lineno, str(exc)))
+            pending.append((lineno, shorten(str(exc))))
         if len(pending) >= chunk:
             flush()
     flush()
@@ -135,7 +141,8 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
 @main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION, required=False)
 @click.argument("dice", type=DICE, required=False)
-@click.option("--input", "input_file", type=click.File("r"),
+@click.option("--input", "input_file", type=click.File("r", encoding="utf-8",
+                                                     errors="surrogateescape"),
               help="Read 'POSITION DICE' lines from FILE ('-' for stdin); one result per line.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON Lines with --input).")
 def moves(position, dice, input_file, as_json):

@@ -7,8 +7,8 @@ import time
 
 import click
 
+from .._progress import Progress
 from . import emit_json, main
-from .analyze import _progress
 
 _POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expert", "net",
              "net0", "net1", "net2"]
@@ -17,23 +17,6 @@ _POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expe
 @main.group()
 def data():
     """Training data: positions from self-play, labelled by rollouts."""
-
-
-def _bar_callback(bar):
-    """A ``progress(done, total)`` callback that moves ``bar`` (a resumed
-    run's first call starts it where the run stands)."""
-    started = False
-
-    def progress(done, total):
-        nonlocal started
-        if not started:
-            started = True
-            bar.reset(total)
-            bar.n = bar.last_print_n = bar.initial = done
-            bar.refresh()
-        else:
-            bar.update(done - bar.n)
-    return progress
 
 
 @data.command()
@@ -64,12 +47,8 @@ def positions(count, seed, output, players, excludes, jobs, as_json):
     if excludes:
         exclude = np.concatenate([load_positions(p).keys for p in excludes])
     t0 = time.monotonic()
-    bar = _progress(count)
-    try:
-        ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude,
-                              progress=_bar_callback(bar))
-    finally:
-        bar.close()
+    with Progress(count, unit="position", resumes=True) as bar:
+        ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude, progress=bar)
     save_positions(ps, output)
     summary = {"out": output, "positions": len(ps), "classes": ps.class_counts(),
                "sources": ps.source_counts(), "games": ps.meta["games"], "digest": ps.digest,
@@ -124,13 +103,10 @@ def label(positions_file, output, trials, truncate, seed, policy, evaluator, res
     if os.path.exists(output) and not os.path.isdir(output):
         raise click.UsageError(f"{output} is not a directory")
     ps = load_positions(positions_file)
-    bar = _progress(len(ps) if limit is None else min(limit, len(ps)))
-    try:
+    with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
+                  resumes=True) as bar:
         r = run(ps, settings, output, resume=resume, jobs=jobs, limit=limit,
-                shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
-                progress=_bar_callback(bar))
-    finally:
-        bar.close()
+                shard_size=shard_size, checkpoint_seconds=checkpoint_seconds, progress=bar)
     if as_json:
         emit_json(r)
         return

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from .._progress import Progress
+from ..rollout import MAX_TRIALS, MAX_TRUNCATE
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
@@ -11,11 +13,15 @@ DICE = DiceParam()
 
 @main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
-@click.option("--trials", "-n", type=click.IntRange(1), default=1296, show_default=True,
-              help="Games per position (the maximum with --stderr).")
+@click.option("--trials", "-n", type=click.IntRange(1, MAX_TRIALS), default=1296,
+              show_default=True,
+              help=f"Games per position, at most {MAX_TRIALS:.0e} (the maximum with --stderr); "
+                   "memory does not grow with them.")
 @click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True)
-@click.option("--truncate", "-t", type=click.IntRange(0), default=0, show_default=True,
-              help="Evaluate after this many plies (0 = play to the end).")
+@click.option("--truncate", "-t", type=click.IntRange(0, MAX_TRUNCATE), default=0,
+              show_default=True,
+              help=f"Evaluate after this many plies, at most {MAX_TRUNCATE} "
+                   "(0 = play to the end).")
 @click.option("--vr/--no-vr", default=True, show_default=True, help="Luck adjustment.")
 @click.option("--quasi/--no-quasi", default=True, show_default=True,
               help="Stratified first two rolls.")
@@ -41,8 +47,8 @@ DICE = DiceParam()
               help="Roll out the policy's play for each of the 21 rolls (common dice).")
 @click.option("--max-plays", type=click.IntRange(1), default=None,
               help="With --dice: only the best plays by 0-ply ranking.")
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
-              help="Worker processes (default: every core).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
+              help="Worker processes, at most 256 (default: every core).")
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
 @click.option("--address", default=None, help="Ray cluster address (with --backend ray).")
@@ -63,8 +69,18 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
     if dice is None and not all_rolls:
         dice = position.dice
     position = position.position
+    # with --stderr the trials are a maximum: the bar counts games, with no end
+    with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
+        report = bar if stderr_target is None else (lambda done, _most: bar(done))
+        if all_rolls:
+            out = rollout_opening_rolls(s, position=position, progress=report)
+        elif dice is not None:
+            out = rollout_plays(position, dice[0], dice[1], s, max_plays=max_plays,
+                                progress=report)
+        else:
+            out = run(position, s, progress=report)
     if all_rolls:
-        rolls, results = rollout_opening_rolls(s, position=position)
+        rolls, results = out
         avg = sum((1 if a == b else 2) * r.equity for (a, b), r in zip(rolls, results)) / 36
         if as_json:
             emit_json({"position_id": position.position_id(), "average_equity": avg,
@@ -75,7 +91,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
         click.echo(f"average over the 36 rolls: {avg:+.4f}")
         return
     if dice is not None:
-        results = rollout_plays(position, dice[0], dice[1], s, max_plays=max_plays)
+        results = out
         if as_json:
             emit_json({"position_id": position.position_id(), "dice": list(dice),
                        "plays": [r.to_dict() for r in results]})
@@ -86,7 +102,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
             click.echo(f"{i:3d}. {r.label:<28} {r.equity:+.4f} ± {r.stderr['equity']:.4f}"
                        f"  win {r.mean['win']:.4f}  games {r.games}")
         return
-    r = run(position, s)
+    r = out
     if as_json:
         emit_json(r.to_dict())
         return

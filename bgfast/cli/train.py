@@ -1,10 +1,9 @@
 """``bgfast train`` (TD(lambda) self-play) and ``bgfast duel`` (duplicate-dice money duels)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
+from .._progress import Progress
 from . import emit_json, main
 
 
@@ -20,8 +19,8 @@ from . import emit_json, main
               help="TD lambda.")
 @click.option("--round-games", type=click.IntRange(min=1), default=16, show_default=True,
               help="Games played in parallel with the same weights.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Worker threads (default: all cores); the result does not depend on it.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="Worker threads, at most 256 (default: all cores); the result does not depend on it.")
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=50_000, show_default=True,
               help="Games between checkpoints (written to OUT).")
 @click.option("--resume", is_flag=True, help="Continue the run checkpointed in OUT (a new run if OUT does not exist).")
@@ -50,8 +49,8 @@ def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint
 @click.option("--games", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Games (rounded up to whole duplicate pairs).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the dice.")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
-              help="Worker threads (default: all cores); the result does not depend on it.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="Worker threads, at most 256 (default: all cores); the result does not depend on it.")
 @click.option("--json", "as_json", is_flag=True, help="Output JSON.")
 def duel(a, b, games, seed, threads, as_json):
     """Cubeless money duel of A against B with duplicate dice.
@@ -61,13 +60,8 @@ def duel(a, b, games, seed, threads, as_json):
     """
     from ..duel import duel as run
 
-    def progress(done, total):
-        click.echo(f"\r{done}/{total} pairs", err=True, nl=False)
-
-    r = run(a, b, games=games, seed=seed, threads=threads,
-            progress=progress if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        click.echo("", err=True)
+    with Progress((games + 1) // 2, unit="pair") as bar:
+        r = run(a, b, games=games, seed=seed, threads=threads, progress=bar)
     if as_json:
         emit_json(r.to_dict())
     else:
