@@ -177,7 +177,7 @@ ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    ply: int = 0
+    ply: int = 1
     top: int = 5
     evaluator: str = "net"
     rollout_games: int = 0             # > 0: add a per-position rollout

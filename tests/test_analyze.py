@@ -166,7 +166,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
     src.write_text("".join(f"{Position(b).position_id()} {d[0]}{d[1]}\n"
                            for b, d in zip(boards, dice)))
     out = tmp_path / "out.csv"
-    cmd = [sys.executable, "-m", "bgfast", "analyze", str(src), "-o", str(out),
+    cmd = [sys.executable, "-m", "bgfast", "analyze", str(src), "--ply", "0", "-o", str(out),
            "--format", "csv", "-j", str(jobs)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -188,7 +188,7 @@ def test_killed_run_resumes_without_duplicates(tmp_path, jobs):
     rows = list(csv.DictReader(out.open()))
     assert [int(x["line"]) for x in rows] == list(range(1, n + 1))
     whole = tmp_path / "whole.csv"
-    subprocess.run(cmd[:5] + ["-o", str(whole), "--format", "csv", "-j", "1"], check=True,
+    subprocess.run(cmd[:7] + ["-o", str(whole), "--format", "csv", "-j", "1"], check=True,
                    capture_output=True)
     assert out.read_text() == whole.read_text()
 
@@ -254,7 +254,7 @@ def test_resume_checks_the_input_and_the_settings(tmp_path):
         before = _out_files(tmp_path)
         for args, message in [
                 ([str(b)], "the input is not the one it was written from"),
-                ([str(a), "--ply", "1"], "written with --ply 0, not --ply 1"),
+                ([str(a), "--ply", "0"], "written with --ply 1, not --ply 0"),
                 ([str(a), "--top", "2"], "--top 5, not --top 2"),
                 ([str(a), "--evaluator", "pubeval"], "--evaluator net, not --evaluator pubeval"),
                 ([str(a), "--rollout", "36"], "--rollout 0, not --rollout 36"),

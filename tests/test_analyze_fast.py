@@ -179,7 +179,7 @@ def test_money_cube_rows_follow_janowski():
     boards, _ = self_play_positions(300, 12)
     pos = Position.many(boards)
     lines = [p.position_id() + "\n" for p in pos]
-    rows = [json.loads(x) for x in _rows_text(lines).splitlines()]
+    rows = [json.loads(x) for x in _rows_text(lines, settings=AnalysisSettings(ply=0)).splitlines()]
     probs = evaluate_ply(boards, 0, "net")
     checked = 0
     for p, row, (w, wg, wb, lg, lb) in zip(pos, rows, probs.tolist()):
@@ -334,7 +334,7 @@ def test_rounding_noise_and_bad_probabilities_match_the_one_record_path(corpus):
             return p
 
     register_evaluator("noisy-test", Noisy)
-    settings = AnalysisSettings(evaluator="noisy-test")
+    settings = AnalysisSettings(evaluator="noisy-test", ply=0)
     lines = [t for t in corpus if len(t.split()) < 2 or len(t.split()[1]) == 12][:600]
     out = io.StringIO()
     run(lines, stream=out, settings=settings, chunk_size=256)
