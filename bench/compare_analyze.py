@@ -2,7 +2,7 @@
 
 Positions: ``--n`` distinct positions from seeded self-play games (all
 phases).  bgfast runs :func:`bgfast.analyze.run` end to end: input lines in,
-real JSON Lines and CSV files out, the default ``net`` evaluator at 0-ply,
+real JSON Lines and CSV files out, the default ``net`` evaluator at 0-ply (``--ply 0``),
 pool start-up included (the files go to /dev/shm where it exists, see
 ``--dir``; each run writes a new file: the previous run's file is removed
 before the clock starts, since freeing its pages, about 50 ms for 200,000
@@ -44,8 +44,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from corpus import self_play_positions  # noqa: E402
 
-from bgfast.analyze import run  # noqa: E402
+from bgfast.analyze import AnalysisSettings, run  # noqa: E402
 from bgfast.evaluate import evaluate_ply  # noqa: E402
+
+ZERO_PLY = AnalysisSettings(ply=0)     # the peer's loops are 0-ply
 from bgfast.formats import CubeOwner, MatchState  # noqa: E402
 from bgfast.position import pack, position_ids  # noqa: E402
 
@@ -146,13 +148,13 @@ def main():
     # that the disk's write-back does not time itself into the runs
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         out = os.path.join(tmp, "rows")
-        run(cubes[:1000], output=out, jobs=1)             # load the net and the tables
+        run(cubes[:1000], output=out, jobs=1, settings=ZERO_PLY)   # load the net and the tables
         for what, lines in (("cube rows", cubes), ("checker rows", plays)):
             for fmt in ("jsonl", "csv"):
                 for jobs in (1, 2):
                     names.append(f"bgfast analyze, {what}, {fmt}, {jobs} process(es)")
                     runs.append(lambda lines=lines, fmt=fmt, jobs=jobs:
-                                run(lines, output=out, fmt=fmt, jobs=jobs))
+                                run(lines, output=out, fmt=fmt, jobs=jobs, settings=ZERO_PLY))
                     sizes.append(len(lines))
                     peers.append("cold" if what == "cube rows" else "plays")
         peer_rate = {"cold": lambda: max(gnubg.cold()), "plays": gnubg.plays_cold} if gnubg else {}

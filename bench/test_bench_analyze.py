@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pytest
 
-from bgfast.analyze import run
+from bgfast.analyze import AnalysisSettings, run
 from bgfast.cube import cube_decision, cube_decisions
 from bgfast.evaluate import evaluate_ply
 from bgfast.formats import CubeOwner, MatchState
@@ -39,8 +39,9 @@ def _rate(benchmark, n):
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_analyze_cube_rows_one_process(benchmark, cube_lines, fmt):
-    run(cube_lines[:100], stream=io.StringIO(), fmt=fmt)          # load the net and tables
-    out = benchmark(lambda: run(cube_lines, stream=io.StringIO(), fmt=fmt, jobs=1))
+    run(cube_lines[:100], stream=io.StringIO(), fmt=fmt, settings=AnalysisSettings(ply=0))          # load the net and tables
+    out = benchmark(lambda: run(cube_lines, stream=io.StringIO(), fmt=fmt, jobs=1,
+                                    settings=AnalysisSettings(ply=0)))
     assert out["rows"] == len(cube_lines) and out["errors"] == 0
     _rate(benchmark, len(cube_lines))
 
