@@ -12,8 +12,8 @@ DICE = DiceParam()
 @click.argument("position")
 @click.argument("dice", type=DICE, required=False)
 @click.option("--ply", "-p", type=click.IntRange(0, 2), default=2, show_default=True,
-              help="Search depth: 2 (the net with move filtering, well under 0.1 s a "
-                   "position), or 1 and 0 for faster, weaker answers.")
+              help="Search depth: 2 (the net with move filtering, up to about 0.1 s a "
+                   "roll), or 1 and 0 for faster, weaker answers.")
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="Evaluator (net, composite, pubeval, race, exact).")
 @click.option("--top", type=click.IntRange(1), default=None,
