@@ -123,11 +123,9 @@ def _windowed(submit, result, blocks, window):
 
 
 def _ray_map(fn, blocks, args, window, address):
-    import ray
+    from ._ray import connect
 
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
-                 log_to_driver=False)
+    ray = connect(address)
     remote = ray.remote(max_retries=3)(fn)
     yield from _windowed(lambda block: remote.remote(block, args), ray.get, blocks, window)
 

@@ -284,7 +284,7 @@ def _ray_remote():
         from bgfast.rollout import run_chunk as rc
         return rc(starts, first, count, params)
 
-    return ray, _ray_chunk
+    return _ray_chunk
 
 
 def _cores() -> int:
@@ -299,12 +299,10 @@ def _ray_stream(starts, parts, params, s: RolloutSettings):
     number in flight; a task that fails (an exception, a lost worker or
     node) is submitted again, up to ``s.retries`` times, on top of Ray's
     own retries."""
-    try:
-        ray, chunk = _ray_remote()
-    except ImportError:
-        raise BgfastError("the ray backend needs Ray: pip install 'bgfast[ray]'") from None
-    if not ray.is_initialized():
-        ray.init(address=s.address, include_dashboard=False, log_to_driver=False)
+    from ._ray import connect
+
+    ray = connect(s.address)
+    chunk = _ray_remote()
     window = max(8, 4 * int(ray.cluster_resources().get("CPU", 1)))
     ref = ray.put(starts)
     pending: deque = deque()

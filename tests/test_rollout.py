@@ -294,7 +294,7 @@ def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
                 raise RuntimeError("injected failure")
             return ro.run_chunk(starts, first, count, params)
 
-        monkeypatch.setattr(ro, "_ray_remote", lambda: (ray, flaky))
+        monkeypatch.setattr(ro, "_ray_remote", lambda: flaky)
         c = rollout(INITIAL, s, backend="ray")
         assert c.mean == b.mean and c.stderr == b.stderr
         assert len(list(tmp_path.iterdir())) == 5

@@ -9,6 +9,7 @@ import click
 
 from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
+from .._ray import ADDRESS_HELP
 from . import emit_json, main
 
 _COMMON = [
@@ -19,7 +20,7 @@ _COMMON = [
     click.option("--jobs", "-j", type=click.IntRange(1, 256), default=os.cpu_count() or 1,
                  show_default="all cores", help="Local worker processes."),
     click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
-    click.option("--address", default=None, help="Ray cluster address (with --backend ray)."),
+    click.option("--address", default=None, help=ADDRESS_HELP),
 ]
 
 

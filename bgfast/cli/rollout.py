@@ -5,6 +5,7 @@ import click
 
 from .._progress import Progress
 from ..rollout import MAX_TRIALS, MAX_TRUNCATE
+from .._ray import ADDRESS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
@@ -51,7 +52,7 @@ DICE = DiceParam()
               help="Worker processes, at most 256 (default: every core).")
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
-@click.option("--address", default=None, help="Ray cluster address (with --backend ray).")
+@click.option("--address", default=None, help=ADDRESS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
