@@ -9,7 +9,7 @@
 - ``auto``: the cluster started on this machine with ``ray start``;
 
 or None: the ``RAY_ADDRESS`` environment variable, and without it a
-private Ray started on this machine (bound to 127.0.0.1), which is said on
+private Ray started on this machine for this process, which is said on
 stderr.  A ``HOST:PORT`` is first checked with a TCP connection of
 :data:`CONNECT_TIMEOUT` seconds, so that a wrong address or a stopped
 cluster fails at once with one line (:class:`ClusterError`) instead of
@@ -19,6 +19,12 @@ Ray prints the errors of the cluster (a task retried, a node dead) as
 lines of the driver's stdout; bgfast sends them to stderr, so that
 stdout carries the data alone.  The workers' own output is not forwarded
 (``log_to_driver=False``): it stays in the nodes' Ray logs.
+
+Every node needs bgfast, the same version as the driver's: :func:`connect`
+checks that with one probe task on each node, and refuses a node that
+cannot import it with one line that names the node.  bgfast's tasks
+return the ID of the node they ran on with their result (:func:`tagged`),
+and :class:`NodeTally` says on stderr how many tasks ran on each node.
 """
 from __future__ import annotations
 
@@ -30,8 +36,12 @@ import sys
 from ._workers import WorkerError
 from .errors import BgfastError
 
-__all__ = ["connect", "ClusterError", "CONNECT_TIMEOUT", "resolve_address", "ADDRESS_HELP"]
+__all__ = ["connect", "ClusterError", "CONNECT_TIMEOUT", "resolve_address", "ADDRESS_HELP",
+           "JOBS_HELP", "cluster_cpus", "tasks_in_flight", "NodeTally", "tagged"]
 
+#: The help of the commands' ``--jobs``.
+JOBS_HELP = ("Worker processes, at most 256 (default: every core); with --backend ray, the "
+             "tasks in flight at once (default: twice the cluster's CPUs).")
 #: The help of the commands' ``--address``.
 ADDRESS_HELP = ("With --backend ray: the cluster, HOST:PORT (the head's GCS), ray://HOST:PORT "
                 "(Ray Client) or auto (a cluster started on this machine); default: "
@@ -107,7 +117,6 @@ def connect(address: str | None = None):
     if address is None:
         print("bgfast: no Ray address (--address or RAY_ADDRESS): starting a private Ray "
               "on this machine", file=sys.stderr, flush=True)
-        options["_node_ip_address"] = "127.0.0.1"
     else:
         if address.startswith("ray://"):
             try:
@@ -117,11 +126,97 @@ def connect(address: str | None = None):
                                    f"pip install 'ray[client]' (or 'bgfast[ray]')") from None
             options = dict(logging_level=logging.WARNING, log_to_driver=False)
         _check_reachable(address)
+    # Ray puts the driver's current directory on its workers' sys.path: the
+    # directory of this process's own bgfast goes there instead, so that the
+    # workers never import another bgfast/ that happens to be in the current
+    # directory (a checkout, say).
+    here = os.getcwd()
+    os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
         ray.init(address=address, **options)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         raise ClusterError(f"cannot connect to Ray at {address}: {_first_line(exc)}") from None
+    finally:
+        os.chdir(here)
+    try:
+        _check_nodes(ray)
+    except BaseException:
+        ray.shutdown()
+        raise
     return ray
+
+
+def _check_nodes(ray) -> None:
+    """Every alive node imports bgfast, the version of this process's: one
+    probe task pinned to each node; a :class:`ClusterError` naming the
+    first node that cannot, and the fix."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from . import __version__
+
+    def probe():            # a local function: sent by value, runs without bgfast
+        try:
+            import bgfast
+        except BaseException as exc:         # noqa: BLE001 (reported to the driver)
+            return None, f"{type(exc).__name__}: {exc}"
+        return bgfast.__version__, ""
+
+    nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")]
+    remote = ray.remote(num_cpus=0.01, max_retries=0)(probe)
+    tasks = [(n, remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+        n["NodeID"], soft=False)).remote()) for n in nodes]
+    for node, task in tasks:
+        where = f"{node.get('NodeManagerAddress', '?')} (node {node['NodeID'][:8]})"
+        try:
+            version, error = ray.get(task, timeout=120)
+        except ray.exceptions.RayError as exc:
+            raise ClusterError(f"the Ray node at {where} cannot run a task: "
+                               f"{_first_line(exc)}") from None
+        if version is None:
+            raise ClusterError(f"the Ray node at {where} cannot import bgfast ({error}); "
+                               f"install bgfast {__version__} with its dependencies on every "
+                               f"node (pip install 'bgfast[ray]=={__version__}')")
+        if version != __version__:
+            raise ClusterError(f"the Ray node at {where} has bgfast {version}, this machine "
+                               f"{__version__}; install the same version on every node")
+
+
+class NodeTally:
+    """The Ray tasks run on each node: :meth:`take` unwraps the ``(node,
+    result)`` of :func:`tagged`; :meth:`report` says on stderr how many
+    tasks ran on how many nodes."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+
+    def take(self, tagged_result):
+        node, result = tagged_result
+        self.counts[node] = self.counts.get(node, 0) + 1
+        return result
+
+    def report(self) -> None:
+        if self.counts:
+            per = ", ".join(f"{node[:8]} {n}" for node, n in sorted(self.counts.items()))
+            print(f"bgfast: {sum(self.counts.values())} Ray tasks on {len(self.counts)} "
+                  f"node(s) ({per})", file=sys.stderr, flush=True)
+
+
+def tagged(fn, *args):
+    """``(the node's ID, fn(*args))``: the body of bgfast's Ray tasks."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), fn(*args)
+
+
+def cluster_cpus(ray) -> int:
+    """The CPUs of the connected cluster (at least 1)."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def tasks_in_flight(ray, jobs: int | None) -> int:
+    """What ``jobs`` means on Ray: the tasks in flight at once (None: twice
+    the cluster's CPUs, so that every CPU has its next task waiting)."""
+    return jobs or 2 * cluster_cpus(ray)
 
 
 def _first_line(exc: BaseException) -> str:

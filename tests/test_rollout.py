@@ -292,7 +292,7 @@ def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
             if not os.path.exists(path):
                 open(path, "w").close()
                 raise RuntimeError("injected failure")
-            return ro.run_chunk(starts, first, count, params)
+            return "node", ro.run_chunk(starts, first, count, params)
 
         monkeypatch.setattr(ro, "_ray_remote", lambda: flaky)
         c = rollout(INITIAL, s, backend="ray")
