@@ -37,7 +37,8 @@ from ._workers import WorkerError
 from .errors import BgfastError
 
 __all__ = ["connect", "ClusterError", "CONNECT_TIMEOUT", "resolve_address", "ADDRESS_HELP",
-           "JOBS_HELP", "cluster_cpus", "tasks_in_flight", "NodeTally", "tagged"]
+           "JOBS_HELP", "cluster_cpus", "tasks_in_flight", "NodeTally", "tagged",
+           "task_error"]
 
 #: The help of the commands' ``--jobs``.
 JOBS_HELP = ("Worker processes, at most 256 (default: every core); with --backend ray, the "
@@ -199,6 +200,19 @@ class NodeTally:
             per = ", ".join(f"{node[:8]} {n}" for node, n in sorted(self.counts.items()))
             print(f"bgfast: {sum(self.counts.values())} Ray tasks on {len(self.counts)} "
                   f"node(s) ({per})", file=sys.stderr, flush=True)
+
+
+def task_error(exc: BaseException) -> ClusterError:
+    """One line for a Ray task that failed for good: the error where it was
+    raised, and for a missing module the fix."""
+    cause = getattr(exc, "cause", None)
+    text = f"{type(cause).__name__}: {cause}" if cause is not None else _first_line(exc)
+    if isinstance(cause, ImportError) or "No module named" in text:
+        from . import __version__
+
+        return ClusterError(f"a Ray task failed on a node: {text}; install bgfast {__version__} "
+                            f"with its dependencies on every node")
+    return ClusterError(f"a Ray task failed: {text.splitlines()[0] if text else exc}")
 
 
 def tagged(fn, *args):

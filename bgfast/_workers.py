@@ -126,14 +126,20 @@ def _windowed(submit, result, blocks, window):
 
 def _ray_map(fn, blocks, args, jobs, address):
     """Ray tasks, ``jobs`` of them in flight (:func:`bgfast._ray.tasks_in_flight`)."""
-    from ._ray import NodeTally, connect, tagged, tasks_in_flight
+    from ._ray import NodeTally, connect, tagged, task_error, tasks_in_flight
 
     ray = connect(address)
     window = tasks_in_flight(ray, jobs)
     remote = ray.remote(max_retries=3)(tagged)
     tally = NodeTally()
-    yield from _windowed(lambda block: remote.remote(fn, block, args),
-                         lambda task: tally.take(ray.get(task)), blocks, window)
+
+    def result(task):
+        try:
+            return tally.take(ray.get(task))
+        except ray.exceptions.RayError as exc:
+            raise task_error(exc) from None
+
+    yield from _windowed(lambda block: remote.remote(fn, block, args), result, blocks, window)
     tally.report()
 
 

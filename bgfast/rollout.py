@@ -315,7 +315,7 @@ def _ray_stream(starts, parts, params, s: RolloutSettings):
     number in flight; a task that fails (an exception, a lost worker or
     node) is submitted again, up to ``s.retries`` times, on top of Ray's
     own retries."""
-    from ._ray import NodeTally, connect, tasks_in_flight
+    from ._ray import NodeTally, connect, task_error, tasks_in_flight
 
     ray = connect(s.address)
     chunk = _ray_remote()
@@ -330,10 +330,10 @@ def _ray_stream(starts, parts, params, s: RolloutSettings):
         while True:
             try:
                 return tally.take(ray.get(task))
-            except ray.exceptions.RayError:
+            except ray.exceptions.RayError as exc:
                 tries += 1
                 if tries > s.retries:
-                    raise
+                    raise task_error(exc) from None
                 task = chunk.remote(ref, part[0], part[1], params)
 
     for part in parts:

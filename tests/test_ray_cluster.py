@@ -111,3 +111,142 @@ POSITIONS = [START, "AwAA4AYAAAAAAA 31", "4HPwATDgc/ABMA 61", "sGfwATDgc/ABMA", 
 def _same(a: dict, b: dict) -> bool:
     """Two rollout documents with the same results (their settings name other backends)."""
     return all(a[k] == b[k] for k in ("mean", "stderr", "games", "average_plies", "position"))
+
+
+# ---------------------------------------------------------------------------
+# a real two-node cluster, held to loopback in a network namespace of its own
+# ---------------------------------------------------------------------------
+
+LOOPBACK_NS = os.path.join(ROOT, "tests", "loopback_ns.py")
+HEAD_PORT = 6390
+#: every Ray process of the cluster and its drivers: no usage statistics; no
+#: token (the nodes and drivers share no auth token file here)
+#: token (the nodes and drivers share no auth token file here); this
+#: checkout's bgfast on every node, as an installed bgfast would be
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": "",
+           "PYTHONPATH": ROOT}
+
+
+def _netns(pid: int) -> str:
+    return os.readlink(f"/proc/{pid}/ns/net")
+
+
+def _processes_in(ns: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/ns/net") == ns:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+class Cluster:
+    """A network namespace with only loopback (``unshare -n``) holding a
+    Ray head and a second node, each with one CPU; :meth:`run` runs a
+    command in it."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.holder = subprocess.Popen(
+            ["unshare", "-n", sys.executable, LOOPBACK_NS, sys.executable, "-c",
+             "import sys; print('up', flush=True); sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.holder.stdout.readline().strip() == "up"
+        self.ns = _netns(self.holder.pid)
+        assert self.ns != _netns(os.getpid())
+        self.address = f"127.0.0.1:{HEAD_PORT}"
+
+    def run(self, *args, timeout=300, check=True):
+        t = time.monotonic()
+        p = subprocess.run(["nsenter", "-t", str(self.holder.pid), "-n", *map(str, args)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, **RAY_ENV})
+        if check:
+            assert p.returncode == 0, p.stderr[-3000:]
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t
+
+    def start(self):
+        common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats",
+                  "--temp-dir", self.tmp]
+        self.run("ray", "start", "--head", "--port", HEAD_PORT, "--include-dashboard=false",
+                 "--ray-client-server-port", 10001, *common)
+        self.run("ray", "start", "--address", self.address, *common)
+
+    def bgfast(self, *args, timeout=300):
+        return self.run(sys.executable, "-m", "bgfast", *args, timeout=timeout, check=False)
+
+    def listening(self) -> list[str]:
+        """The local addresses of the TCP sockets listening in the namespace (``ss -ltn``)."""
+        _, out, _, _ = self.run("ss", "-ltnH")
+        return sorted({line.split()[3] for line in out.splitlines() if line.strip()})
+
+    def stop(self):
+        """Every process of the namespace killed (Ray's daemons included), by PID."""
+        import signal
+
+        for pid in _processes_in(self.ns):
+            if pid != self.holder.pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.holder.stdin.close()
+        self.holder.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    import shutil
+    import tempfile
+
+    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("ray")):
+        pytest.skip("needs unshare, nsenter and the ray command")
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode:
+        pytest.skip("cannot make a network namespace here")
+    tmp = tempfile.mkdtemp(prefix="bgr", dir="/tmp")       # Ray's socket paths must be short
+    c = Cluster(tmp)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tally(err: str) -> tuple[int, int]:
+    """(tasks, nodes) of bgfast's stderr line ``N Ray tasks on K node(s)``."""
+    line = next(x for x in err.splitlines() if "Ray tasks on" in x)
+    words = line.split()
+    return int(words[1]), int(words[5])
+
+
+def test_a_two_node_cluster_gives_the_serial_results(cluster, tmp_path):
+    # rollout: one JSON document on stdout, tasks on both nodes, the serial numbers
+    args = ["rollout", START, "-n", "864", "-t", "6", "--seed", "5", "--json"]
+    code, out, err, _ = cluster.bgfast(*args, "--backend", "ray", "--address", cluster.address)
+    assert code == 0, err
+    doc = json.loads(out)
+    _, serial, _, _ = _cli(*args, "--backend", "serial")
+    assert _same(doc, json.loads(serial))
+    tasks, nodes = _tally(err)
+    assert nodes == 2 and tasks >= 8
+    # analyze: the rows alone on stdout, byte for byte the serial ones
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"{p}\n" for p in POSITIONS * 200))
+    code, out, err, _ = cluster.bgfast("analyze", src, "--backend", "ray", "--address",
+                                       cluster.address, "--format", "csv")
+    _, local, _, _ = _cli("analyze", src, "-j", "1", "--format", "csv")
+    assert code == 1 and out == local, err[-2000:]
+    assert _tally(err)[1] == 2
+    # the Ray Client address and RAY_ADDRESS
+    code, out, err, _ = cluster.run("env", "RAY_ADDRESS=ray://127.0.0.1:10001", sys.executable,
+                                    "-m", "bgfast", *args, "--backend", "ray", check=False)
+    assert code == 0, err[-2000:]
+    assert _same(json.loads(out), doc)
+    # nothing listens beyond loopback: the namespace has no other address
+    listening = cluster.listening()
+    print("listening in the cluster's namespace:", " ".join(listening))
+    assert listening and all(a.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:", "*:", "0.0.0.0:",
+                                           "[::]:", "[::1]:")) for a in listening), listening
