@@ -962,8 +962,8 @@ def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
     ``it``, the first numbered ``number``; the first blocks are small (rows
     show up at once), then they grow fourfold up to ``size``.  With
     ``split_end`` (several processes) the last two blocks' lines come in
-    pieces of ``size // pieces`` lines, so that the processes end together:
-    two blocks are read ahead."""
+    ``pieces`` pieces (at most a quarter block each, at least ``first_size``
+    lines), so that the processes end together: two blocks are read ahead."""
     step = max(1, min(first_size, size))
     ahead: list = []
     while True:
@@ -977,7 +977,7 @@ def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
             yield number, block
             number += len(block)
     rest = [line for block in ahead for line in block]
-    piece = max(1, min(first_size, size), size // pieces)
+    piece = max(1, min(first_size, size), min(size // 4, -(-len(rest) // pieces)))
     for k in range(0, len(rest), piece):
         yield number + k, rest[k:k + piece]
 

@@ -172,7 +172,10 @@ class Cluster:
                   "--temp-dir", self.tmp]
         self.run("ray", "start", "--head", "--port", HEAD_PORT, "--include-dashboard=false",
                  "--ray-client-server-port", 10001, *common)
+        before = set(_processes_in(self.ns))
         self.run("ray", "start", "--address", self.address, *common)
+        #: the second node's own processes (its raylet and agents)
+        self.second = sorted(set(_processes_in(self.ns)) - before)
 
     def bgfast(self, *args, timeout=300):
         return self.run(sys.executable, "-m", "bgfast", *args, timeout=timeout, check=False)
@@ -250,3 +253,30 @@ def test_a_two_node_cluster_gives_the_serial_results(cluster, tmp_path):
     print("listening in the cluster's namespace:", " ".join(listening))
     assert listening and all(a.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:", "*:", "0.0.0.0:",
                                            "[::]:", "[::1]:")) for a in listening), listening
+
+
+@pytest.mark.slow
+def test_a_node_killed_mid_run_changes_nothing(cluster):
+    """The second node's processes (and so its workers) are killed with
+    SIGKILL while a rollout runs: the rollout completes with the serial
+    numbers and stdout stays one JSON document."""
+    import signal
+
+    args = ["rollout", START, "-n", "2592", "--seed", "11", "--json"]
+    p = subprocess.Popen(["nsenter", "-t", str(cluster.holder.pid), "-n", sys.executable, "-m",
+                          "bgfast", *args, "--backend", "ray", "--address", cluster.address],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, **RAY_ENV})
+    time.sleep(10)                                 # connected, tasks running on both nodes
+    assert p.poll() is None
+    for pid in cluster.second:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err[-3000:]
+    _, serial, _, _ = _cli(*args, "--backend", "serial")
+    assert _same(json.loads(out), json.loads(serial))
+    assert "Ray tasks on" in err
+    print("stderr after the node was killed:", err[-1500:])
