@@ -17,12 +17,15 @@ from procs import ROOT
 ray = pytest.importorskip("ray")
 
 START = "4HPwATDgc/ABMA"
+LOOPBACK_NS = os.path.join(ROOT, "tests", "loopback_ns.py")
 
 
-def _cli(*args, env=None, timeout=300):
-    """``python -m bgfast ARGS`` in a subprocess: (exit status, stdout, stderr, seconds)."""
+def _cli(*args, env=None, timeout=300, isolated=False):
+    """``python -m bgfast ARGS`` in a subprocess: (exit status, stdout, stderr, seconds);
+    ``isolated``: in a network namespace of its own with only loopback (a private Ray)."""
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "bgfast", *map(str, args)], cwd=ROOT,
+    prefix = ["unshare", "-n", sys.executable, LOOPBACK_NS] if isolated else []
+    p = subprocess.run([*prefix, sys.executable, "-m", "bgfast", *map(str, args)], cwd=ROOT,
                        capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **(env or {})})
     return p.returncode, p.stdout, p.stderr, time.monotonic() - t
@@ -88,10 +91,15 @@ def test_rays_cluster_messages_go_to_stderr(capsys):
 
 def test_private_local_ray_stdout_is_the_data(tmp_path):
     """No address: a private Ray, said on stderr; stdout is one JSON document
-    (rollout) or the rows alone (analyze), the same as locally."""
-    env = {"RAY_ADDRESS": ""}
+    (rollout) or the rows alone (analyze), the same as locally.  The Ray runs
+    in a loopback-only network namespace (it would listen on every address)."""
+    import shutil
+
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-n", "true"]).returncode:
+        pytest.skip("cannot make a network namespace here")
+    env = {"RAY_ADDRESS": "", "RAY_USAGE_STATS_ENABLED": "0"}
     code, out, err, _ = _cli("rollout", START, "-n", "72", "-t", "4", "--backend", "ray",
-                             "--json", env=env)
+                             "--json", env=env, isolated=True)
     assert code == 0, err
     assert "starting a private Ray" in err
     doc = json.loads(out)
@@ -99,7 +107,7 @@ def test_private_local_ray_stdout_is_the_data(tmp_path):
     assert _same(doc, json.loads(local))
     src = tmp_path / "in.txt"
     src.write_text("".join(f"{p}\n" for p in POSITIONS))
-    code, out, err, _ = _cli("analyze", src, "--backend", "ray", env=env)
+    code, out, err, _ = _cli("analyze", src, "--backend", "ray", env=env, isolated=True)
     assert code == 1 and "5 rows, 1 failed" in err, err       # the bad line
     _, local, _, _ = _cli("analyze", src, "-j", "1")
     assert out == local and len(out.splitlines()) == len(POSITIONS)
@@ -117,7 +125,6 @@ def _same(a: dict, b: dict) -> bool:
 # a real two-node cluster, held to loopback in a network namespace of its own
 # ---------------------------------------------------------------------------
 
-LOOPBACK_NS = os.path.join(ROOT, "tests", "loopback_ns.py")
 HEAD_PORT = 6390
 #: every Ray process of the cluster and its drivers: no usage statistics; no
 #: token (the nodes and drivers share no auth token file here)
