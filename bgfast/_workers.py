@@ -14,7 +14,8 @@ the results in input order, with a bounded number of blocks in flight
   therefore balances itself, whatever this process spends besides (writing
   the rows, reading the input).  Where processes cannot be forked, a
   :class:`concurrent.futures.ProcessPoolExecutor` does the work instead;
-- **ray**: Ray tasks (``max_retries=3``).
+- **ray**: Ray tasks (``max_retries=3``), ``jobs`` of them in flight
+  (None: twice the cluster's CPUs).
 
 Forked workers take their blocks and give their results through shared
 memory, one slot per block in flight (a pipe carries a few hundred MB/s;
@@ -68,18 +69,19 @@ class WorkerError(RuntimeError):
     """A worker process died, or its failure could not be sent back."""
 
 
-def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int = 1, backend: str = "local",
+def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int | None = 1, backend: str = "local",
                 address: str | None = None, window: int | None = None,
                 put: Callable | None = None, get: Callable | None = None,
                 into: bool = False) -> Iterator:
     """``fn(block, args)`` for every block, in block order (see the module).
     With ``into``, ``fn(block, args, buffer)`` may write its bytes into the
     writable ``buffer`` and return a memoryview of it first (no copies)."""
+    if backend == "ray":
+        return _ray_map(fn, blocks, args, jobs, address)
     if _IN_WORKER and backend == "local":
         jobs = 1
+    jobs = jobs or os.cpu_count() or 1
     window = window or max(2, 4 * jobs)
-    if backend == "ray":
-        return _ray_map(fn, blocks, args, window, address)
     if jobs <= 1:
         return _serial_map(fn, blocks, args) if into else (fn(b, args) for b in blocks)
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -122,14 +124,23 @@ def _windowed(submit, result, blocks, window):
         yield result(pending.popleft())
 
 
-def _ray_map(fn, blocks, args, window, address):
-    import ray
+def _ray_map(fn, blocks, args, jobs, address):
+    """Ray tasks, ``jobs`` of them in flight (:func:`bgfast._ray.tasks_in_flight`)."""
+    from ._ray import NodeTally, connect, tagged, task_error, tasks_in_flight
 
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
-                 log_to_driver=False)
-    remote = ray.remote(max_retries=3)(fn)
-    yield from _windowed(lambda block: remote.remote(block, args), ray.get, blocks, window)
+    ray = connect(address)
+    window = tasks_in_flight(ray, jobs)
+    remote = ray.remote(max_retries=3)(tagged)
+    tally = NodeTally()
+
+    def result(task):
+        try:
+            return tally.take(ray.get(task))
+        except ray.exceptions.RayError as exc:
+            raise task_error(exc) from None
+
+    yield from _windowed(lambda block: remote.remote(fn, block, args), result, blocks, window)
+    tally.report()
 
 
 def _executor_map(fn, blocks, args, jobs, window):

@@ -957,13 +957,13 @@ def _get_lines(ref, buf):
 
 
 def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
-            split_end: bool = False) -> Iterator[tuple[int, list]]:
+            split_end: bool = False, pieces: int = 4) -> Iterator[tuple[int, list]]:
     """``(number of the first line, raw lines)`` blocks of the lines of
     ``it``, the first numbered ``number``; the first blocks are small (rows
     show up at once), then they grow fourfold up to ``size``.  With
     ``split_end`` (several processes) the last two blocks' lines come in
-    quarter blocks, so that the processes end together: two blocks are read
-    ahead."""
+    ``pieces`` pieces (at most a quarter block each, at least ``first_size``
+    lines), so that the processes end together: two blocks are read ahead."""
     step = max(1, min(first_size, size))
     ahead: list = []
     while True:
@@ -977,13 +977,13 @@ def _blocks(it: Iterator[str], number: int, size: int, first_size: int = 64,
             yield number, block
             number += len(block)
     rest = [line for block in ahead for line in block]
-    piece = max(1, min(first_size, size), size // 4)
+    piece = max(1, min(first_size, size), min(size // 4, -(-len(rest) // pieces)))
     for k in range(0, len(rest), piece):
         yield number + k, rest[k:k + piece]
 
 
 def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
-        settings: AnalysisSettings = AnalysisSettings(), jobs: int = 1, backend: str = "local",
+        settings: AnalysisSettings = AnalysisSettings(), jobs: int | None = 1, backend: str = "local",
         address: str | None = None, resume: bool = False, chunk_size: int = 16384,
         stream=None, progress=None) -> dict:
     """Analyse ``lines``; write rows to ``output`` (or ``stream``) in input order.
@@ -1005,6 +1005,13 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
         raise BgfastError(f"unknown output format {fmt!r}; choose csv or jsonl")
     if resume and output is None:
         raise BgfastError("--resume needs an output file (-o)")
+    size = 1 if settings.rollout_games else chunk_size
+    split, pieces = (jobs or os.cpu_count() or 1) > 1, 4
+    if backend == "ray":          # connected before anything is read or written;
+        # the last blocks in pieces for every CPU of the cluster
+        from ._ray import cluster_cpus, connect
+
+        split, pieces = True, max(4, 2 * cluster_cpus(connect(address)))
     it = iter(lines)
     start, keep, digest, hashed = 0, None, None, 0
     if output is not None:
@@ -1025,9 +1032,8 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
 
     def blocks():
         nonlocal hashed
-        size = 1 if settings.rollout_games else chunk_size
         for number, block in _blocks(it, start + 1, size, min(size, 64),
-                                     split_end=jobs > 1 and backend == "local"):
+                                     split_end=split, pieces=pieces):
             block = bound_lines(block)
             if digest is not None and number + len(block) - 1 > hashed:
                 # the lines a resume read are in the digest already

@@ -54,6 +54,8 @@ __all__ = ["RolloutSettings", "RolloutResult", "rollout", "rollout_plays", "LEVE
            "STATS_BLOCK"]
 
 OUTPUT_NAMES = PROB_NAMES + ("equity",)
+#: The fewest trials of a Ray task that :func:`_ray_chunk_size` makes.
+MIN_RAY_CHUNK = 36
 POLICIES = {"pubeval": POLICY_PUBEVAL, "evaluator": POLICY_EVAL}
 #: computer levels (bgfast.levels) as rollout policies: name -> kernel policy
 #: slot, installed from bgfast._net on first use in each process
@@ -150,10 +152,13 @@ class RolloutSettings:
     (:func:`register_kernel_evaluator`), for luck, truncation and the
     evaluator policy; ``stderr_target``: stop once the equity's
     standard error is at most this (checked every ``batch`` trials, at least
-    ``min_trials``); ``jobs``: worker processes (None = every core);
+    ``min_trials``); ``jobs``: worker processes (None = every core), with
+    Ray the tasks in flight (None = twice the cluster's CPUs);
     ``backend``: ``local`` (worker processes), ``serial`` or ``ray``;
-    ``address``: the Ray cluster (None = a local Ray); ``chunk``: trials per
-    task (at most :data:`MAX_CHUNK`); ``retries``: how often the run goes
+    ``address``: the Ray cluster (:func:`bgfast._ray.connect`; None =
+    ``RAY_ADDRESS`` or a private local Ray); ``chunk``: trials per task (at
+    most :data:`MAX_CHUNK`; on Ray fewer where the cluster's CPUs would get
+    fewer than four tasks each); ``retries``: how often the run goes
     on after a local worker died, or a Ray task is resubmitted."""
 
     trials: int = 1296
@@ -281,10 +286,11 @@ def _ray_remote():
 
     @ray.remote(max_retries=3, retry_exceptions=True)
     def _ray_chunk(starts, first, count, params):
+        from bgfast._ray import tagged
         from bgfast.rollout import run_chunk as rc
-        return rc(starts, first, count, params)
+        return tagged(rc, starts, first, count, params)
 
-    return ray, _ray_chunk
+    return _ray_chunk
 
 
 def _cores() -> int:
@@ -294,18 +300,27 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _ray_chunk_size(s: RolloutSettings) -> int:
+    """Trials per Ray task: ``s.chunk``, or less, so that every CPU of the
+    cluster gets at least four tasks (at least :data:`MIN_RAY_CHUNK` trials
+    a task)."""
+    from ._ray import cluster_cpus, connect
+
+    cpus = cluster_cpus(connect(s.address))
+    return max(1, min(s.chunk, max(MIN_RAY_CHUNK, -(-s.trials // (4 * cpus)))))
+
+
 def _ray_stream(starts, parts, params, s: RolloutSettings):
     """The chunks as Ray tasks, results in chunk order, with a bounded
     number in flight; a task that fails (an exception, a lost worker or
     node) is submitted again, up to ``s.retries`` times, on top of Ray's
     own retries."""
-    try:
-        ray, chunk = _ray_remote()
-    except ImportError:
-        raise BgfastError("the ray backend needs Ray: pip install 'bgfast[ray]'") from None
-    if not ray.is_initialized():
-        ray.init(address=s.address, include_dashboard=False, log_to_driver=False)
-    window = max(8, 4 * int(ray.cluster_resources().get("CPU", 1)))
+    from ._ray import NodeTally, connect, task_error, tasks_in_flight
+
+    ray = connect(s.address)
+    chunk = _ray_remote()
+    window = tasks_in_flight(ray, s.jobs)
+    tally = NodeTally()
     ref = ray.put(starts)
     pending: deque = deque()
 
@@ -314,11 +329,11 @@ def _ray_stream(starts, parts, params, s: RolloutSettings):
         tries = 0
         while True:
             try:
-                return ray.get(task)
-            except ray.exceptions.RayError:
+                return tally.take(ray.get(task))
+            except ray.exceptions.RayError as exc:
                 tries += 1
                 if tries > s.retries:
-                    raise
+                    raise task_error(exc) from None
                 task = chunk.remote(ref, part[0], part[1], params)
 
     for part in parts:
@@ -327,6 +342,7 @@ def _ray_stream(starts, parts, params, s: RolloutSettings):
             yield collect()
     while pending:
         yield collect()
+    tally.report()
 
 
 def _trial_stream(starts, s: RolloutSettings, params, batch: int | None):
@@ -345,7 +361,7 @@ def _trial_stream(starts, s: RolloutSettings, params, batch: int | None):
             yield run_chunk(starts, a, n, params)
         return
     if backend == "ray":
-        yield from _ray_stream(starts, _parts(s.trials, s.chunk, batch), params, s)
+        yield from _ray_stream(starts, _parts(s.trials, _ray_chunk_size(s), batch), params, s)
         return
     _ensure_tables()      # once, before the workers fork
     done = failures = 0

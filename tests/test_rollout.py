@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bgfast import bearoff
+from bgfast._workers import WorkerError
 from bgfast.errors import BgfastError
 from bgfast.evaluate import equity, evaluate_ply, get_evaluator, install_bearoff_tables
 from bgfast.position import Position
@@ -292,13 +293,13 @@ def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
             if not os.path.exists(path):
                 open(path, "w").close()
                 raise RuntimeError("injected failure")
-            return ro.run_chunk(starts, first, count, params)
+            return "node", ro.run_chunk(starts, first, count, params)
 
-        monkeypatch.setattr(ro, "_ray_remote", lambda: (ray, flaky))
+        monkeypatch.setattr(ro, "_ray_remote", lambda: flaky)
         c = rollout(INITIAL, s, backend="ray")
         assert c.mean == b.mean and c.stderr == b.stderr
         assert len(list(tmp_path.iterdir())) == 5
-        with pytest.raises(ray.exceptions.RayError):
+        with pytest.raises(WorkerError, match="a Ray task failed: RuntimeError: injected failure"):
             for f in tmp_path.iterdir():
                 f.unlink()
             rollout(INITIAL, s, backend="ray", retries=0)

@@ -138,7 +138,7 @@ def test_line_blocks_cover_the_input_in_order(n, split_end):
                                               for k in range(len(blocks))]
     sizes = [len(b) for _, b in blocks]
     assert all(s <= 16384 for s in sizes)
-    if split_end and n > 40_000:                  # the end in quarter blocks
+    if split_end and n > 40_000:                  # the end in quarter blocks or less
         assert max(sizes[-4:]) <= 4096 and sum(s <= 4096 for s in sizes) >= 4
     if not split_end:
         assert sizes[:4] == [min(64, n), 256, 1024, 4096][:len(sizes[:4])] or n < 5440
@@ -182,3 +182,15 @@ def test_a_map_inside_a_worker_runs_in_that_worker():
         if pid != here:
             assert inner == [pid]               # that worker alone
     assert children() == before
+
+
+@pytest.mark.parametrize("pieces", [4, 8])
+def test_the_tail_is_split_for_every_cpu(pieces):
+    """The last two blocks (1,024 + 2,656 lines of 4,000) come in ``pieces``
+    equal pieces (Ray: twice the cluster's CPUs), not as one block."""
+    from bgfast.analyze import _blocks
+
+    lines = [f"{k}\n" for k in range(4000)]
+    sizes = [len(b) for _, b in _blocks(iter(lines), 1, 16384, split_end=True, pieces=pieces)]
+    assert sizes[:2] == [64, 256]
+    assert sizes[2:] == [-(-3680 // pieces)] * (pieces - 1) + [3680 - (pieces - 1) * -(-3680 // pieces)]

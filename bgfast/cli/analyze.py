@@ -9,6 +9,7 @@ import click
 
 from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
+from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
 
 _COMMON = [
@@ -17,10 +18,9 @@ _COMMON = [
                       "faster and weaker, 2 stronger and about 20 times slower."),
     click.option("--evaluator", default="net", show_default=True,
                  help="Evaluator name (see bgfast.evaluate.evaluator_names())."),
-    click.option("--jobs", "-j", type=click.IntRange(1, 256), default=os.cpu_count() or 1,
-                 show_default="all cores", help="Local worker processes."),
+    click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help=JOBS_HELP),
     click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
-    click.option("--address", default=None, help="Ray cluster address (with --backend ray)."),
+    click.option("--address", default=None, help=ADDRESS_HELP),
 ]
 
 

@@ -5,6 +5,7 @@ import click
 
 from .._progress import Progress
 from ..rollout import MAX_TRIALS, MAX_TRUNCATE
+from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 
 POSITION = PositionParam()
@@ -47,11 +48,10 @@ DICE = DiceParam()
               help="Roll out the policy's play for each of the 21 rolls (common dice).")
 @click.option("--max-plays", type=click.IntRange(1), default=None,
               help="With --dice: only the best plays by 0-ply ranking.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
-              help="Worker processes, at most 256 (default: every core).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help=JOBS_HELP)
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
-@click.option("--address", default=None, help="Ray cluster address (with --backend ray).")
+@click.option("--address", default=None, help=ADDRESS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
