@@ -8,7 +8,7 @@ The corpus is ``bench_corpus``'s contact and race positions, each with all
 then at a money cube context (centred) and at a match score (7-point
 match, 2-4: a centred cube, and a cube at 2 owned by the player on roll).  Rates are plays valued per CPU
 second (the best of ``--repeat`` runs; wall-clock times beside them); the
-ratio is the cubeful rate over the cubeless one (issue #18's target at 0 plies: at least 0.9).  Run it
+ratio is the cubeful rate over the cubeless one (at 0 plies it should be at least 0.9).  Run it
 from the source tree root with ``PYTHONPATH=.`` to measure that copy.
 """
 from __future__ import annotations
