@@ -30,7 +30,8 @@ import numpy as np
 from .analyze import AnalysisSettings, Context, _probabilities, decide_cube, parse_record
 from .errors import BgfastError, InvalidDiceError
 from .evaluate import PROB_NAMES, rank_plays
-from .position import Position, PositionClass
+from .formats import check_dice
+from .position import Position, PositionClass, as_board
 
 __all__ = ["Hint", "HintPlay", "hint", "DEFAULT_PLY"]
 
@@ -158,14 +159,14 @@ def _record(position, dice, context):
         rec = parse_record(position)
         pos, ctx, rec_dice = rec.position, rec.context, rec.dice
     else:
-        pos = position if isinstance(position, Position) else Position(np.asarray(position))
+        pos = position if isinstance(position, Position) else Position(as_board(position))
         ctx, rec_dice = Context(), None
     if context is not None:
         ctx = context
     if dice is not None:
-        if len(dice) != 2 or not all(1 <= int(d) <= 6 for d in dice):
-            raise InvalidDiceError(f"a roll is two dice of 1..6, not {tuple(dice)!r}")
-        rec_dice = (int(dice[0]), int(dice[1]))
+        if len(dice) != 2:
+            raise InvalidDiceError(f"a roll is two dice, not {tuple(dice)!r}")
+        rec_dice = check_dice(*dice)
     return pos, rec_dice, ctx
 
 
@@ -181,7 +182,7 @@ def hint(position, dice=None, *, context: Context | None = None, ply: int = DEFA
     text) unless ``cubeless``.  ``top`` keeps the best plays only.  ``rollout`` > 0 rolls out
     the best ``rollout_plays`` plays (or the position, for a cube decision)
     with that many trials each, common dice and ``seed``, the net playing
-    and judging luck; the plays are then listed in the rollout's order."""
+    and judging luck; a cubeless list is then ordered by the rollout."""
     if ply not in (0, 1, 2):
         raise BgfastError(f"ply must be 0, 1 or 2, not {ply}")
     if rollout < 0 or rollout > 10_000_000:
@@ -243,16 +244,14 @@ def _play_hint(pos, dice, ctx, ply, evaluator, top, trials, n_rollout, seed, cub
 
 
 def _cube_hint(pos, ctx, ply, evaluator, trials, seed) -> Hint:
-    probs, source, exact = _probabilities([pos], AnalysisSettings(ply=ply, evaluator=evaluator))[0]
     rollout = None
     if trials:
         from .rollout import rollout as _rollout
 
-        s = _rollout_settings(trials, seed)
-        r = _rollout(pos, s)
-        probs = np.asarray(r.probs, dtype=float)
-        source = f"rollout of {r.games} trials"
-        exact = None
+        r = _rollout(pos, _rollout_settings(trials, seed))
+        probs, source, exact = np.asarray(r.probs, dtype=float), f"rollout of {r.games} trials", None
         rollout = r.to_dict()
+    else:
+        probs, source, exact = _probabilities([pos], AnalysisSettings(ply=ply, evaluator=evaluator))[0]
     dec = decide_cube(pos, ctx, probs, exact)
     return Hint(pos, ctx, None, ply, evaluator, cube=dec, source=source, rollout=rollout)
