@@ -69,6 +69,15 @@ class WorkerError(RuntimeError):
     """A worker process died, or its failure could not be sent back."""
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the
+    system tells it): the default number of local workers."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1
+
+
 def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int | None = 1, backend: str = "local",
                 address: str | None = None, window: int | None = None,
                 put: Callable | None = None, get: Callable | None = None,
@@ -80,7 +89,7 @@ def ordered_map(fn: Callable, blocks: Iterable, args, jobs: int | None = 1, back
         return _ray_map(fn, blocks, args, jobs, address)
     if _IN_WORKER and backend == "local":
         jobs = 1
-    jobs = jobs or os.cpu_count() or 1
+    jobs = jobs or cores()
     window = window or max(2, 4 * jobs)
     if jobs <= 1:
         return _serial_map(fn, blocks, args) if into else (fn(b, args) for b in blocks)

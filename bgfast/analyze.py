@@ -52,7 +52,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
-from ._workers import ordered_map
+from ._workers import cores, ordered_map
 from .errors import BgfastError, InvalidRecordError
 from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
@@ -1006,7 +1006,7 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
     if resume and output is None:
         raise BgfastError("--resume needs an output file (-o)")
     size = 1 if settings.rollout_games else chunk_size
-    split, pieces = (jobs or os.cpu_count() or 1) > 1, 4
+    split, pieces = (jobs or cores()) > 1, 4
     if backend == "ray":          # connected before anything is read or written;
         # the last blocks in pieces for every CPU of the cluster
         from ._ray import cluster_cpus, connect

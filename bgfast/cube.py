@@ -51,13 +51,12 @@ import dataclasses
 import enum
 from typing import Sequence
 
-import math
 
 import numpy as np
 
 from . import _cube as _k
 from ._evaluate import board_classes
-from .errors import BgfastError, InvalidCubeError, InvalidScoreError, MissingTableError
+from .errors import InvalidCubeError, InvalidScoreError, MissingTableError
 from .formats import CubeOwner, MatchState
 from .met import MatchEquityTable, MatchScore, get_table
 from .movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays_batch

@@ -32,7 +32,6 @@ Rollouts are cubeless: the ``cube`` field of :class:`RolloutSettings` and
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
 from contextlib import closing
 from dataclasses import asdict, dataclass, replace
@@ -40,7 +39,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from . import _rollout
-from ._workers import WorkerError, ordered_map
+from ._workers import WorkerError, cores, ordered_map
 from .errors import BgfastError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
                        _ensure_tables, invert)
@@ -293,13 +292,6 @@ def _ray_remote():
     return _ray_chunk
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:      # not on Linux
-        return os.cpu_count() or 1
-
-
 def _ray_chunk_size(s: RolloutSettings) -> int:
     """Trials per Ray task: ``s.chunk``, or less, so that every CPU of the
     cluster gets at least four tasks (at least :data:`MIN_RAY_CHUNK` trials
@@ -352,7 +344,7 @@ def _trial_stream(starts, s: RolloutSettings, params, batch: int | None):
     forked workers play the chunks (:func:`bgfast._workers.ordered_map`);
     if a worker dies, the run goes on from the first trial not yet
     received, up to ``s.retries`` times."""
-    jobs = s.jobs or _cores()
+    jobs = s.jobs or cores()
     backend = s.backend
     if backend == "local" and jobs == 1:
         backend = "serial"

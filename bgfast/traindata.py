@@ -357,10 +357,10 @@ def _play_games(block, _args) -> np.ndarray:
 
 def _jobs(jobs) -> int:
     """Processes to use: ``jobs``, or every core when None."""
-    from .rollout import _cores
+    from ._workers import cores
 
     if jobs is None:
-        return _cores()
+        return cores()
     if int(jobs) < 1:
         raise BgfastError("jobs must be at least 1")
     return int(jobs)
