@@ -24,7 +24,7 @@ value of a node from its searched no-double and double/take values) and
 roll may double, and the MWCs of winning and losing the cube).
 
 A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the ``CTX_*``
-columns below): money (``match`` 0) or match (1), the away scores, the
+columns of ``_cube.pxd``): money (``match`` 0) or match (1), the away scores, the
 match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
 owner (centre, the side on roll, the opponent), the Jacoby rule and beavers.
 
@@ -40,30 +40,11 @@ from bgfast._evaluate cimport board_class
 
 cnp.import_array()
 
-cdef enum:
-    # the columns of a cube context row (``params``)
-    CTX_MATCH = 0
-    CTX_AWAY_ME = 1
-    CTX_AWAY_OPP = 2
-    CTX_STATE = 3
-    CTX_CUBE = 4
-    CTX_OWNER = 5
-    CTX_JACOBY = 6
-    CTX_BEAVERS = 7
-    CTX_COLUMNS = 8
-
 #: The columns of a cube context row, by name (the kernel's ``CTX_*`` order).
 CONTEXT_COLUMNS = ("match", "away_me", "away_opp", "state", "cube", "owner", "jacoby", "beavers")
 
-cdef enum:
-    PRE = 0
-    POST = 1
-    CRAWFORD = 2
-    OWN_CENTRE = 0
-    OWN_ME = 1
-    OWN_OPP = 2
-    MAX_POINTS = 4
-    LEVELS = 16                  # cube levels whose MWCs a row remembers
+# The context columns (CTX_*), match states, owners, actions (ACT_*) and the
+# Score and Row structs are declared in _cube.pxd.
 
 # ---------------------------------------------------------------------------
 # shared pieces
@@ -208,33 +189,6 @@ def money_cubeful(const double[:, ::1] p, int owner, const double[::1] x, bint j
 # ---------------------------------------------------------------------------
 # match
 # ---------------------------------------------------------------------------
-
-cdef struct Score:
-    # what a score and cube alone give, remembered per cube level j: the
-    # MWCs after k = 1, 2, 3 cubes won by me (side 0) or the opponent (side 1);
-    # bit j of ``known``: level j is there
-    uint32_t known
-    double mv[LEVELS][2][3]
-
-
-cdef struct Row:
-    const double* p
-    double win[3]                # single, gammon, backgammon wins
-    double lose[3]
-    int64_t a, b, cube
-    int state
-    const double* pre            # [N, N]: pre[a - 1, b - 1]
-    const double* post           # [N]
-    int64_t N
-    Score* s                     # the MWCs of the row's score and cube (shared by its rows)
-    # remembered per cube level j (bit j of ``known``): W and L; (bit j of
-    # ``points_known[k]``) my cash (k = 0) and take (k = 1) points
-    uint32_t known
-    uint32_t points_known[2]
-    double wv[LEVELS]
-    double lv[LEVELS]
-    double points[2][LEVELS]
-
 
 cdef double _mwc_after(const Row* r, int64_t a, int64_t b) noexcept nogil:
     """My MWC at a-away b-away (after this game's points; <= 0: that side
@@ -765,18 +719,22 @@ def board_efficiencies(const uint8_t[:, :, ::1] boards, const double[::1] eff):
     """Cube efficiencies float64[n] of boards uint8[n, 2, 25] (player on
     roll in row 1), by their class and the roller's pip count."""
     cdef Py_ssize_t n = boards.shape[0], i
-    cdef int k, pips
     out = np.empty(n)
     cdef double[::1] o = out
     if eff.shape[0] != 6:
         raise ValueError("6 efficiency constants")
     with nogil:
         for i in range(n):
-            pips = 0
-            for k in range(25):
-                pips += boards[i, 1, k] * (k + 1)
-            o[i] = _efficiency(board_class(&boards[i, 0, 0]), pips, &eff[0])
+            o[i] = board_efficiency(&boards[i, 0, 0], &eff[0])
     return out
+
+
+cdef double board_efficiency(const uint8_t* b, const double* eff) noexcept nogil:
+    cdef int k, pips = 0, cls = board_class(b)
+    if cls == 2:                        # only a race's efficiency depends on the pips
+        for k in range(25):
+            pips += b[25 + k] * (k + 1)
+    return _efficiency(cls, pips, eff)
 
 
 def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
@@ -889,6 +847,57 @@ def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:
             else:
                 out[i, 5] = out[i, 6] = 0.0 - val
     return out_, act_, bv_.view(bool), st_, cls_
+
+
+# -- the pieces the rollout loop uses (declared in _cube.pxd) ----------------
+
+cdef void cube_tables(Row* r, const double* pre, const double* post, int64_t N) noexcept nogil:
+    r.N = N
+    r.pre = pre if N else NULL
+    r.post = post if N else NULL
+
+
+cdef bint cube_may_double(Row* r, const int64_t* c) noexcept nogil:
+    if c[CTX_OWNER] == OWN_OPP:
+        return False
+    if not c[CTX_MATCH]:
+        return True
+    r.a = c[CTX_AWAY_ME]
+    r.b = c[CTX_AWAY_OPP]
+    r.state = <int>c[CTX_STATE]
+    r.cube = c[CTX_CUBE]
+    return _can_double_me(r, 0)
+
+
+cdef int cube_node(Row* r, const double* p, const int64_t* c, Score* s, double x,
+                   const double* e, double eps, double tol, CubeNode* out) noexcept nogil:
+    """:func:`_decide_one` of one row (no details) with its node value
+    (:func:`_node_value`), as :func:`cubeful_rows` values a row."""
+    cdef double q[5]
+    cdef double v[10]
+    cdef bint bv, can
+    cdef int a
+    _clip_row(p, tol, q)
+    a = _decide_one(r, q, c, s, x, e, eps, False, False, v, &bv, &can)
+    if c[CTX_MATCH]:
+        out.no_double, out.double_take, out.double_pass = v[6], v[7], v[8]
+    else:
+        out.no_double, out.double_take, out.double_pass = v[0], v[1], v[2]
+    out.value = _node_value(out.no_double, 2.0 * out.double_take if bv else out.double_take,
+                            out.double_pass, can)
+    out.action = a
+    out.beaver = bv
+    out.can_double = can
+    return a
+
+
+cdef double cube_dead(Row* r, const double* p, const int64_t* c, Score* s) noexcept nogil:
+    if not c[CTX_MATCH]:
+        if c[CTX_JACOBY] and c[CTX_OWNER] == OWN_CENTRE:
+            return 2.0 * p[0] - 1.0
+        return _cubeless(p)
+    _start(r, p, c[CTX_AWAY_ME], c[CTX_AWAY_OPP], c[CTX_STATE], c[CTX_CUBE], s)
+    return _dead(r, 0)
 
 
 def node_values(const double[::1] nd, const double[::1] dt, const double[::1] dp,

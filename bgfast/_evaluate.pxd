@@ -41,5 +41,9 @@ cdef Py_ssize_t choose_play(MoveGen* g, const uint8_t* b, int d1, int d2,
                             int policy, int evaluator, uint8_t* out) noexcept nogil
 # exact values for the player on roll inside the installed two-sided bear-off table (1) or 0
 cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil
+# the exact no-double cubeful money equities (per unit of cube: centred, owned
+# by the player on roll, by the opponent) inside the installed two-sided table
+# (1), or 0 (outside it, or no cubeful table installed)
+cdef int exact_cubeful(const uint8_t* b, double* e) noexcept nogil
 # exact or one-sided-race values for a bear-off position (1), 0 if no table covers it
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil

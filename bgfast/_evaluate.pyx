@@ -233,6 +233,9 @@ cdef void _pub_mover_probs(const uint8_t* b, double* p) noexcept nogil:
 
 # two-sided: TS_EQ[i * TS_N + j] cubeless equity of roller i against opponent j
 cdef const double* TS_EQ = NULL
+# TS_CF[(i * TS_N + j) * 3 + k]: the no-double cubeful money equities (k: cube
+# centred, owned by the roller, by the opponent), or NULL
+cdef const double* TS_CF = NULL
 cdef Py_ssize_t TS_N = 0
 cdef int TS_C = 0
 # one-sided 6-point 15-checker: distributions of rolls to finish (r) and to
@@ -246,25 +249,34 @@ cdef int OS_W = 0
 cdef object _keep = None
 
 
-def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, start_g):
+def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, start_g,
+               cubeful=None):
     """Install the bear-off tables (None to remove): ``two_sided`` float64[N, N]
     cubeless equities in gnubg index order; the one-sided windows float32[N, W]
-    and their start rolls uint8[N]."""
-    global TS_EQ, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_N, OS_W, _keep
+    and their start rolls uint8[N]; ``cubeful`` float64[N, N, 3] the two-sided
+    no-double cubeful money equities (cube centred, owned by the roller, by
+    the opponent), or None."""
+    global TS_EQ, TS_CF, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_N, OS_W, _keep
     cdef const double[:, ::1] ts
+    cdef const double[:, :, ::1] cf
     cdef const float[:, ::1] r
     cdef const float[:, ::1] gg
     cdef const uint8_t[::1] sr
     cdef const uint8_t[::1] sg
-    TS_EQ = NULL
+    TS_EQ = TS_CF = NULL
     TS_N = 0
     OS_R = OS_G = NULL
     OS_N = 0
-    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g)
+    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g, cubeful)
     if two_sided is not None:
         if ts_checkers > 14:
             raise ValueError("the two-sided table must have fewer than 15 checkers")
         ts = two_sided
+        if cubeful is not None:
+            cf = cubeful
+            if cf.shape[0] != ts.shape[0] or cf.shape[1] != ts.shape[1] or cf.shape[2] != 3:
+                raise ValueError("the cubeful table must have shape (N, N, 3)")
+            TS_CF = &cf[0, 0, 0]
         TS_N = ts.shape[0]
         TS_C = ts_checkers
         TS_EQ = &ts[0, 0]
@@ -292,17 +304,33 @@ cdef inline int _home_counts(const uint8_t* row, int* total) noexcept nogil:
     return 1
 
 
-cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil:
+cdef inline int64_t _ts_pair(const uint8_t* b) noexcept nogil:
+    """The two-sided table's entry (roller i, opponent j: i * TS_N + j) of
+    b, or -1 outside the installed table."""
     cdef int t0, t1
-    cdef int64_t i, j
-    cdef double eq
     if TS_EQ == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
-        return 0
+        return -1
     if t0 == 0 or t1 == 0 or t0 > TS_C or t1 > TS_C:
+        return -1
+    return rank_counts(b + 25, 6) * TS_N + rank_counts(b, 6)
+
+
+cdef int exact_cubeful(const uint8_t* b, double* e) noexcept nogil:
+    cdef int64_t k = _ts_pair(b) if TS_CF != NULL else -1
+    if k < 0:
         return 0
-    i = rank_counts(b + 25, 6)
-    j = rank_counts(b, 6)
-    eq = TS_EQ[i * TS_N + j]
+    e[0] = TS_CF[3 * k]
+    e[1] = TS_CF[3 * k + 1]
+    e[2] = TS_CF[3 * k + 2]
+    return 1
+
+
+cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil:
+    cdef int64_t k = _ts_pair(b)
+    cdef double eq
+    if k < 0:
+        return 0
+    eq = TS_EQ[k]
     p[0] = 0.5 * (eq + 1.0)
     if p[0] < 0.0:
         p[0] = 0.0

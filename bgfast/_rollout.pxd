@@ -30,6 +30,23 @@ cdef struct PolicySlot:
 cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
                               ws_free_fn ws_free, const void* ctx) noexcept nogil
 
+# Cubeful rollouts: each candidate's starting cube context (a row of
+# bgfast._cube's CTX_* columns for the side on roll, the real cube value),
+# the cube its money results are normalised to, and whether its side on
+# roll rolls without a cube decision first (a "no double" rollout).
+cdef struct RolloutCube:
+    int on                # play the cube (else cubeless)
+    const int64_t* rows   # [ncand, CTX_COLUMNS]
+    const double* norm    # [ncand]
+    const uint8_t* skip   # [ncand]
+    Py_ssize_t ncand
+    const double* pre     # the match equity table: pre[N, N], post[N] (N = 0: money only)
+    const double* post
+    int64_t N
+    double eff[6]         # cube efficiencies (bgfast.cube's _EFFICIENCY)
+    double eps            # equities closer than this are equal
+    double tol            # probabilities are clipped within this
+
 cdef struct RolloutParams:
     uint64_t seed
     int truncate          # plies before the position is evaluated (0 = play to the end)
@@ -41,12 +58,15 @@ cdef struct RolloutParams:
     int perm[2][36]       # seed-dependent permutations of the 36 outcomes, plies 0 and 1
     const PolicySlot* ps  # a registered policy (policy >= NUM_POLICIES), else NULL
     void* ws              # its work space
+    RolloutCube cube
 
 cdef void rng_seed(Rng* r, uint64_t seed, uint64_t stream) noexcept nogil
 cdef uint64_t rng_next(Rng* r) noexcept nogil
 cdef int rng_roll36(Rng* r) noexcept nogil
-# One trial from board (player on roll = row 1): out[0..4] the (adjusted)
-# probabilities for that player, out[5] the cubeless equity.  Returns the
-# number of plies played or <0 on error.
+# One trial from board (player on roll = row 1), candidate ``cand`` of the
+# rollout: out[0..4] the (adjusted) probabilities for that player, out[5] the
+# cubeless equity and, when P.cube.on, out[6] the (adjusted) cubeful value
+# (money: equity in units of the candidate's norm cube; match: MWC).
+# Returns the number of plies played or <0 on error.
 cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
-                    const RolloutParams* P, double* out) noexcept nogil
+                    const RolloutParams* P, Py_ssize_t cand, double* out) noexcept nogil

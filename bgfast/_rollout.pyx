@@ -15,9 +15,16 @@ from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free
+from libc.math cimport NAN
 from bgfast._evaluate cimport (POLICY_PUBEVAL, POLICY_EVAL, EVAL_PUBEVAL, board_class,
                                board_contact, pub_score, mover_probs, onroll_probs,
-                               invert_probs, probs_equity, choose_play, exact_probs)
+                               invert_probs, probs_equity, choose_play, exact_probs,
+                               exact_cubeful)
+from bgfast._cube cimport (CTX_MATCH, CTX_AWAY_ME, CTX_AWAY_OPP, CTX_STATE, CTX_CUBE, CTX_OWNER,
+                           CTX_COLUMNS, OWN_ME, OWN_OPP, ACT_DOUBLE_PASS,
+                           ACT_OPTIONAL_DOUBLE_TAKE, ACT_OPTIONAL_DOUBLE_BEAVER, ACT_DOUBLE_TAKE,
+                           ACT_DOUBLE_BEAVER, Score, Row, CubeNode, cube_tables, cube_may_double,
+                           cube_node, cube_dead, board_efficiency)
 
 cnp.import_array()
 
@@ -145,21 +152,126 @@ cdef inline Py_ssize_t _choose(MoveGen* g, const uint8_t* b, int d1, int d2,
     return choose_play(g, b, d1, d2, P.policy, P.evaluator, out)
 
 
+# ---------------------------------------------------------------------------
+# the cube in a trial
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    MAX_CUBE_LEVEL = 40    # a money cube of 2**40 is never turned again (int64 stays exact)
+
+
+cdef struct TrialCube:
+    # the trial's cube context seen from the side that was on roll at the
+    # start (0) and from the other side (1); their MWCs remembered in s
+    int64_t row[2][CTX_COLUMNS]
+    Score s[2]
+    Row r
+    double norm
+    bint money
+
+
+cdef void _cube_begin(TrialCube* t, const RolloutParams* P, Py_ssize_t cand) noexcept nogil:
+    cdef int j
+    cdef const int64_t* c = &P.cube.rows[cand * CTX_COLUMNS]
+    for j in range(CTX_COLUMNS):
+        t.row[0][j] = c[j]
+        t.row[1][j] = c[j]
+    t.row[1][CTX_AWAY_ME] = c[CTX_AWAY_OPP]
+    t.row[1][CTX_AWAY_OPP] = c[CTX_AWAY_ME]
+    if c[CTX_OWNER] != 0:
+        t.row[1][CTX_OWNER] = OWN_OPP if c[CTX_OWNER] == OWN_ME else OWN_ME
+    t.s[0].known = t.s[1].known = 0
+    cube_tables(&t.r, P.cube.pre, P.cube.post, P.cube.N)
+    t.norm = P.cube.norm[cand]
+    t.money = c[CTX_MATCH] == 0
+
+
+cdef void _cube_turn(TrialCube* t, int side, int64_t factor) noexcept nogil:
+    """``side`` doubles and the other side takes (factor 2) or beavers
+    (factor 4): the cube goes up, and the taker owns it."""
+    t.row[0][CTX_CUBE] *= factor
+    t.row[1][CTX_CUBE] *= factor
+    t.row[side][CTX_OWNER] = OWN_OPP
+    t.row[1 - side][CTX_OWNER] = OWN_ME
+    t.s[0].known = t.s[1].known = 0
+
+
+cdef inline bint _may_double(TrialCube* t, int side) noexcept nogil:
+    if t.money and t.row[side][CTX_CUBE] >= (<int64_t>1) << MAX_CUBE_LEVEL:
+        return False
+    return cube_may_double(&t.r, t.row[side])
+
+
+cdef inline double _to_starter(const TrialCube* t, double v, int side) noexcept nogil:
+    """A value in the currency of ``side``'s context (money: per unit of
+    the cube; match: its MWC) as the starter's result (money: in units of
+    the norm cube; match: the starter's MWC)."""
+    if t.money:
+        v = v * <double>t.row[0][CTX_CUBE] / t.norm
+        return -v if side else v
+    return 1.0 - v if side else v
+
+
+cdef inline int _node(TrialCube* t, const RolloutParams* P, const uint8_t* b, const double* p,
+                      int side, CubeNode* nd) noexcept nogil:
+    """The 0-ply cube decision of b (``side`` on roll, p its probabilities),
+    with the exact money equities of the two-sided bear-off table."""
+    cdef double e[3]
+    if not (t.money and exact_cubeful(b, e)):
+        e[0] = e[1] = e[2] = NAN
+    return cube_node(&t.r, p, t.row[side], &t.s[side], board_efficiency(b, P.cube.eff), e,
+                     P.cube.eps, P.cube.tol, nd)
+
+
+cdef inline double _cube_value(TrialCube* t, const RolloutParams* P, const uint8_t* b,
+                               const double* p, int side, bint no_double) noexcept nogil:
+    """The cubeful 0-ply value of b to the starter: the node value of the
+    side on roll's cube decision (its no-double value with ``no_double``)."""
+    cdef CubeNode nd
+    _node(t, P, b, p, side, &nd)
+    return _to_starter(t, nd.no_double if no_double else nd.value, side)
+
+
+cdef inline double _over_value(TrialCube* t, const double* p, int side) noexcept nogil:
+    """A finished game's result to the starter (p: exact, for ``side``)."""
+    return _to_starter(t, cube_dead(&t.r, p, t.row[side], &t.s[side]), side)
+
+
+cdef inline double _child_value(TrialCube* t, const RolloutParams* P, const uint8_t* nb,
+                                const double* mp, int mover) noexcept nogil:
+    """The cubeful 0-ply value to the starter of the play nb of ``mover``
+    (mp: its probabilities for him), the opponent's cube decision next."""
+    cdef double q[5]
+    if board_class(nb) == 0:
+        return _over_value(t, mp, mover)
+    invert_probs(mp, q)
+    return _cube_value(t, P, nb, q, 1 - mover, False)
+
+
+# ---------------------------------------------------------------------------
+# one trial
+# ---------------------------------------------------------------------------
+
 cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
-                    const RolloutParams* P, double* out) noexcept nogil:
+                    const RolloutParams* P, Py_ssize_t cand, double* out) noexcept nogil:
     cdef uint8_t b[64]
     cdef uint8_t nb[64]
     cdef uint8_t best[21][64]
     cdef double v[21][5]
+    cdef double cv[21]
     cdef double mean[5]
     cdef double res[5]
     cdef double luck[5]
     cdef double p[5]
+    cdef double cf = 0.0, cf_luck = 0.0, cmean
     cdef Rng rng
     cdef Rng prng
-    cdef int ply = 0, flip = 0, o, k, j, d1, d2
+    cdef TrialCube tc
+    cdef CubeNode node
+    cdef int ply = 0, flip = 0, o, k, j, d1, d2, a
     cdef Py_ssize_t n
     cdef int finished = 0
+    cdef bint cubeful = P.cube.on, first_nd
     rng_seed(&rng, P.seed, <uint64_t>trial)
     # the policy's own stream (noise, random plays): the dice never depend on it
     rng_seed(&prng, P.seed ^ 0xC2B2AE3D27D4EB4FULL, <uint64_t>trial)
@@ -167,19 +279,40 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
     for j in range(5):
         luck[j] = 0.0
         res[j] = 0.0
+    if cubeful:
+        _cube_begin(&tc, P, cand)
     # on-roll results: b always has the player to move in row 1
     if board_class(b) == 0:
         onroll_probs(b, P.evaluator, p)
         _result_to_start(p, 0, res)
+        if cubeful:
+            cf = _over_value(&tc, p, 0)
         finished = 1
     while not finished:
+        # a "no double" candidate: its first roll is played without a cube decision
+        first_nd = cubeful and ply == 0 and P.cube.skip[cand] != 0
         if P.early_stop and exact_probs(b, p):
             _result_to_start(p, flip, res)
+            if cubeful:
+                cf = _cube_value(&tc, P, b, p, flip, first_nd)
             break
         if (P.truncate > 0 and ply >= P.truncate) or ply >= MAX_PLIES:
             onroll_probs(b, P.evaluator, p)
             _result_to_start(p, flip, res)
+            if cubeful:
+                cf = _cube_value(&tc, P, b, p, flip, first_nd)
             break
+        if cubeful and not first_nd and _may_double(&tc, flip):
+            onroll_probs(b, P.evaluator, p)
+            a = _node(&tc, P, b, p, flip, &node)
+            if a == ACT_DOUBLE_PASS:
+                # the trial ends at the value before the double (cubeless: the evaluation)
+                _result_to_start(p, flip, res)
+                cf = _to_starter(&tc, node.double_pass, flip)
+                break
+            if (a == ACT_DOUBLE_TAKE or a == ACT_DOUBLE_BEAVER or a == ACT_OPTIONAL_DOUBLE_TAKE
+                    or a == ACT_OPTIONAL_DOUBLE_BEAVER):
+                _cube_turn(&tc, flip, 4 if node.beaver else 2)
         if P.quasi and ply < 2:
             if ply == 0:
                 o = P.perm[0][trial % 36]
@@ -203,6 +336,12 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
             for j in range(5):
                 p[j] = v[k][j] - mean[j]
             _to_start(p, flip, luck, 1.0)
+            if cubeful:
+                cmean = 0.0
+                for j in range(21):
+                    cv[j] = _child_value(&tc, P, best[j], v[j], flip)
+                    cmean += R21_W[j] * cv[j]
+                cf_luck += cv[k] - cmean
             memcpy(b, best[k], 50)
         else:
             n = _choose(g, b, d1, d2, P, &prng, nb)
@@ -215,10 +354,14 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
         if board_class(b) == 0:
             onroll_probs(b, P.evaluator, p)
             _result_to_start(p, flip, res)
+            if cubeful:
+                cf = _over_value(&tc, p, flip)
             break
     for j in range(5):
         out[j] = res[j] - luck[j]
     out[5] = probs_equity(out)
+    if cubeful:
+        out[6] = cf - cf_luck
     return ply
 
 
@@ -268,6 +411,10 @@ cdef void _fill(RolloutParams* P, dict d) except *:
     P.early_stop = d["early_stop"]
     P.ps = NULL
     P.ws = NULL
+    P.cube.on = 0
+    cube = d.get("cube")
+    if cube is not None:
+        _fill_cube(&P.cube, cube)
     if P.policy >= NUM_POLICIES:
         if not policy_registered(P.policy):
             raise ValueError(f"no play policy is registered in kernel slot {P.policy}")
@@ -275,17 +422,75 @@ cdef void _fill(RolloutParams* P, dict d) except *:
     _permutations(P.seed, P.perm)
 
 
+cdef void _fill_cube(RolloutCube* C, dict cube) except *:
+    """The cube part of the kernel's parameters (see :func:`cube_params`),
+    checked; the arrays stay in the dict."""
+    cdef const int64_t[:, ::1] rows = cube["rows"]
+    cdef const double[::1] norm = cube["norm"]
+    cdef const uint8_t[::1] skip = cube["skip"]
+    cdef const double[:, ::1] pre = cube["pre"]
+    cdef const double[::1] post = cube["post"]
+    cdef const double[::1] eff = cube["eff"]
+    cdef Py_ssize_t i, n = rows.shape[0], N = pre.shape[0]
+    cdef int j
+    if rows.shape[1] != CTX_COLUMNS or norm.shape[0] != n or skip.shape[0] != n:
+        raise ValueError(f"cube rows must be ({n}, {CTX_COLUMNS}), with one norm and skip each")
+    if pre.shape[1] != N or post.shape[0] != N or eff.shape[0] != 6:
+        raise ValueError("the table's pre- and post-Crawford arrays do not match")
+    for i in range(n):
+        if not (0 <= rows[i, CTX_OWNER] <= 2 and 0 <= rows[i, CTX_STATE] <= 2
+                and rows[i, CTX_CUBE] >= 1 and norm[i] > 0):
+            raise ValueError(f"cube row {i} is not a cube context")
+        if rows[i, CTX_MATCH] and not (1 <= rows[i, CTX_AWAY_ME] <= N
+                                       and 1 <= rows[i, CTX_AWAY_OPP] <= N):
+            raise ValueError(f"cube row {i}: away scores outside the table")
+    C.on = 1
+    C.ncand = n
+    C.rows = &rows[0, 0] if n else NULL
+    C.norm = &norm[0] if n else NULL
+    C.skip = &skip[0] if n else NULL
+    C.N = N
+    C.pre = &pre[0, 0] if N else NULL
+    C.post = &post[0] if N else NULL
+    for j in range(6):
+        C.eff[j] = eff[j]
+    C.eps = cube["eps"]
+    C.tol = cube["tol"]
+
+
+def cube_params(rows, norm, skip, pre, post, eff, double eps, double tol):
+    """The cube part of the kernel's parameters (``params["cube"]``):
+    ``rows`` int64[ncand, 8] each candidate's starting context (the kernel
+    row of :class:`bgfast.cube.CubeContext`, the real cube value),
+    ``norm`` float64[ncand] the cube its money results are in units of,
+    ``skip`` uint8[ncand] no cube decision before its first roll (a "no
+    double" candidate), the match table's ``pre`` float64[N, N] and
+    ``post`` float64[N] (N = 0 for money), the cube efficiencies ``eff``
+    float64[6], the equality margin ``eps`` and the probability
+    tolerance ``tol``."""
+    return dict(rows=np.ascontiguousarray(rows, dtype=np.int64),
+                norm=np.ascontiguousarray(norm, dtype=np.float64),
+                skip=np.ascontiguousarray(skip, dtype=np.uint8),
+                pre=np.ascontiguousarray(pre, dtype=np.float64),
+                post=np.ascontiguousarray(post, dtype=np.float64),
+                eff=np.ascontiguousarray(eff, dtype=np.float64), eps=eps, tol=tol)
+
+
 def run_trials(const uint8_t[:, :, ::1] starts, int64_t first, int64_t count, dict params):
     """Trials first .. first+count-1 of every start board (common dice).
 
-    Returns ``(values float64[count, ncand, 6], plies int32[count, ncand])``.
-    Raises RuntimeError when move generation fails.
+    Returns ``(values float64[count, ncand, 6], plies int32[count, ncand])``,
+    with a seventh value column, the cubeful result, when ``params`` has
+    ``cube`` (:func:`cube_params`, one row per start board).  Raises
+    RuntimeError when move generation fails.
     """
     cdef RolloutParams P
     _fill(&P, params)
     cdef Py_ssize_t nc = starts.shape[0], c
     cdef int64_t t
-    out = np.empty((count, nc, 6), dtype=np.float64)
+    if P.cube.on and P.cube.ncand != nc:
+        raise ValueError(f"{P.cube.ncand} cube rows for {nc} start boards")
+    out = np.empty((count, nc, 7 if P.cube.on else 6), dtype=np.float64)
     plies = np.empty((count, nc), dtype=np.int32)
     cdef double[:, :, ::1] o = out
     cdef int[:, ::1] pl = plies
@@ -303,7 +508,7 @@ def run_trials(const uint8_t[:, :, ::1] starts, int64_t first, int64_t count, di
         with nogil:
             for t in range(count):
                 for c in range(nc):
-                    r = play_trial(&g, &starts[c, 0, 0], first + t, &P, &o[t, c, 0])
+                    r = play_trial(&g, &starts[c, 0, 0], first + t, &P, c, &o[t, c, 0])
                     if r < 0:
                         err = r
                         break

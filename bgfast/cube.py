@@ -70,6 +70,7 @@ __all__ = [
     "Owner",
     "cubeful_values",
     "searched_decisions",
+    "valued_decisions",
     "board_efficiencies",
     "cube_efficiencies",
     "CubeAction",
@@ -1071,6 +1072,36 @@ class CubeContext:
         return (1, self.score.away_me, self.score.away_opp, _state(self.score), self.cube, code,
                 0, 0)
 
+    def cube_mwcs(self) -> tuple[float, float]:
+        """A match's MWCs for the player on roll after losing and after
+        winning the cube's points (the ends of the EMG scale)."""
+        if self.score is None:
+            raise InvalidCubeError("a money game has no match winning chances")
+        t = self.table
+        _, win, lose = _k.context_values(np.array([self.kernel_row()], dtype=np.int64),
+                                         np.ascontiguousarray(t.pre, dtype=np.float64),
+                                         np.ascontiguousarray(t.post, dtype=np.float64))
+        return float(lose[0]), float(win[0])
+
+    def emg(self, mwc):
+        """MWCs at this match context as EMG: normalised between losing (-1)
+        and winning (+1) the cube's points, as gnubg normalises them (an
+        array for an array, a float for a number)."""
+        lose, win = self.cube_mwcs()
+        m = np.atleast_1d(np.asarray(mwc, dtype=np.float64))
+        out = _k.normalised(np.ascontiguousarray(m), np.full(m.size, lose), np.full(m.size, win))
+        return float(out[0]) if np.ndim(mwc) == 0 else out.reshape(np.shape(mwc))
+
+    def kernel_constants(self) -> dict:
+        """What the cube kernel is called with beside the context: the cube
+        efficiencies ``eff`` (float64[6]), the equality margin ``eps``, the
+        probability tolerance ``tol`` and the match table's ``pre`` and
+        ``post`` arrays (empty for money)."""
+        pre, post = _NO_TABLE if self.score is None else (self.table.pre, self.table.post)
+        return {"eff": _EFFICIENCY, "eps": _EPS, "tol": _TOL,
+                "pre": np.ascontiguousarray(pre, dtype=np.float64),
+                "post": np.ascontiguousarray(post, dtype=np.float64)}
+
     def decision_args(self) -> dict:
         """The keywords of :func:`cube_decision` / :func:`cube_decisions` for this context."""
         return {"cube": self.cube, "owner": self.owner.value, "match": self.score,
@@ -1540,11 +1571,52 @@ def searched_decisions(ev, boards, cube, plies: int = 0, *, table=None,
     exact[rows] = eq
     base = _decide(vals.probs, ctx.cube, ctx.owner.value, ctx.score,
                    ctx.rules if ctx.is_money else None, ctx.met, x, exact)
+    return _with_values(base, ctx, vals.no_double, vals.double_take, vals.double_pass,
+                        vals.action, vals.beaver, vals.mwc_no_double, vals.mwc_double_take,
+                        vals.mwc_double_pass)
+
+
+def _with_values(base: CubeDecisions, ctx: CubeContext, nd, dt, dp, action, beaver,
+                 mwc_nd=None, mwc_dt=None, mwc_dp=None) -> CubeDecisions:
+    """Janowski's decisions ``base`` with the no double, double/take and
+    double/pass values (per unit of the cube: money equities or EMG; MWCs
+    beside them in a match), action and beaver found by a search or a
+    rollout."""
     match = not ctx.is_money
     return dataclasses.replace(
-        base, no_double=vals.no_double, double_take=vals.double_take,
-        double_pass=vals.double_pass, action=vals.action, beaver=vals.beaver,
-        double_beaver=np.where(vals.beaver, 2.0 * vals.double_take, np.nan),
-        mwc_no_double=vals.mwc_no_double if match else None,
-        mwc_double_take=vals.mwc_double_take if match else None,
-        mwc_double_pass=vals.mwc_double_pass if match else None)
+        base, no_double=nd, double_take=dt, double_pass=dp, action=action, beaver=beaver,
+        double_beaver=np.where(beaver, 2.0 * dt, np.nan),
+        mwc_no_double=mwc_nd if match else None, mwc_double_take=mwc_dt if match else None,
+        mwc_double_pass=mwc_dp if match else None)
+
+
+def valued_decisions(boards, probs, cube, no_double, double_take) -> CubeDecisions:
+    """Cube decisions (:class:`CubeDecisions`) at one context ``cube`` of
+    ``boards`` whose no double and double/take values were found elsewhere
+    (a rollout): money equities in units of the cube before the double
+    (double/take already doubled), or a match's MWCs.  The action is the
+    proper one for those values (double/pass: winning the cube's points;
+    with beavers, the taker beavers a double/take below 0); the take and
+    cash points, gammon prices and efficiencies are Janowski's on the
+    cubeless ``probs`` float64[n, 5] beside them."""
+    ctx = CubeContext.of(cube)
+    b = as_boards(boards)
+    p, _status = _checked(np.asarray(probs, dtype=np.float64).reshape(-1, 5))
+    nd = np.ascontiguousarray(no_double, dtype=np.float64).reshape(-1)
+    dt = np.ascontiguousarray(double_take, dtype=np.float64).reshape(-1)
+    n = p.shape[0]
+    if not (b.shape[0] == nd.shape[0] == dt.shape[0] == n):
+        raise InvalidCubeError("one board, probabilities, no double and double/take per row")
+    k = ctx.kernel_constants()
+    can, win, lose = _k.context_values(np.array([ctx.kernel_row()], dtype=np.int64), k["pre"],
+                                       k["post"])
+    dp = np.full(n, win[0])
+    beavers = np.full(n, int(ctx.is_money and ctx.rules.beavers), dtype=np.uint8)
+    _value, action, beaver = _k.node_values(nd, dt, dp, np.repeat(can, n), beavers, _EPS,
+                                            _KERNEL_CODES)
+    base = _decide(p, ctx.cube, ctx.owner.value, ctx.score, ctx.rules if ctx.is_money else None,
+                   ctx.met, board_efficiencies(b), None)
+    if ctx.is_money:
+        return _with_values(base, ctx, nd, dt, dp, action, beaver)
+    return _with_values(base, ctx, ctx.emg(nd), ctx.emg(dt), ctx.emg(dp), action, beaver,
+                        nd, dt, dp)

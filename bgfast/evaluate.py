@@ -230,7 +230,9 @@ def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
     """Give the kernels the bear-off tables (defaults: ``bgfast.bearoff``'s
     cached 6-point one-sided and 6x6 two-sided tables, built on first use).
     The two-sided cubeless equities are copied into a dense ``float64[N, N]``
-    matrix (6.8 MB for 6 checkers; fine up to about 8 checkers a side)."""
+    matrix (6.8 MB for 6 checkers; fine up to about 8 checkers a side), and
+    a cubeful table's no-double money equities into ``float64[N, N, 3]``
+    (for the cubeful rollouts' exact early stop)."""
     global _TABLES
     from . import bearoff
 
@@ -239,12 +241,14 @@ def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
     n = ts_t.size
     idx = np.arange(n, dtype=np.int64)
     ii, jj = np.meshgrid(idx, idx, indexing="ij")
-    eq = np.ascontiguousarray(ts_t.values(ii.ravel(), jj.ravel())[:, 0].reshape(n, n))
+    vals = ts_t.values(ii.ravel(), jj.ravel())
+    eq = np.ascontiguousarray(vals[:, 0].reshape(n, n))
+    cubeful = np.ascontiguousarray(vals[:, 1:4].reshape(n, n, 3)) if ts_t.cubeful else None
     r = np.ascontiguousarray(os_t.dist_r, dtype=np.float32)
     g = np.ascontiguousarray(os_t.dist_g, dtype=np.float32)
     sr = np.ascontiguousarray(os_t.start_r, dtype=np.uint8)
     sg = np.ascontiguousarray(os_t.start_g, dtype=np.uint8)
-    _k.set_tables(eq, int(ts_t.checkers), r, g, sr, sg)
+    _k.set_tables(eq, int(ts_t.checkers), r, g, sr, sg, cubeful)
     _TABLES = (os_t, ts_t)
 
 

@@ -26,8 +26,23 @@ subtracted from the result.  The adjustment has expectation zero whatever
 the evaluator, so the mean stays unbiased; a better evaluator removes more
 variance.
 
-Rollouts are cubeless: the ``cube`` field of :class:`RolloutSettings` and
-:class:`RolloutResult` is always ``None``.
+Cubeful rollouts (``RolloutSettings(cube=CubeContext(...))``): the
+compiled loop plays the cube.  Before each roll the side on roll asks its
+0-ply cube decision (Janowski's model of :mod:`bgfast.cube` on the
+settings' evaluator's probabilities, the exact money equities of the
+two-sided bear-off table where it has them) at the rollout's cube and
+score as they evolve in the game; the opponent takes, beavers (money, with
+beavers) or passes as that decision says, and a pass ends the trial at the
+value before the double (its cubeless result is then the evaluation).
+The checker plays stay the policy's.  Each trial's cubeful result is the
+money equity in units of the starting cube (the Jacoby rule: a game with a
+centred cube counts no gammons) or the MWC at the match score (EMG beside
+it); variance reduction subtracts the luck of every roll in cubeful 0-ply
+values, truncation ends with the cubeful 0-ply value and the bear-off early
+stop with the exact cubeful money value (in a match, the cubeful 0-ply
+value of the exact probabilities).  :func:`rollout_cube` rolls out no
+double and double/take with common dice.  Without a context (``cube=None``)
+rollouts are cubeless, and say so.
 """
 from __future__ import annotations
 
@@ -40,13 +55,15 @@ import numpy as np
 
 from . import _rollout
 from ._workers import WorkerError, cores, ordered_map
-from .errors import BgfastError, InvalidPositionError
+from .cube import CubeContext, CubeDecision, valued_decisions
+from .errors import BgfastError, InvalidCubeError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
                        _ensure_tables, invert)
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 
-__all__ = ["RolloutSettings", "RolloutResult", "rollout", "rollout_plays", "LEVEL_POLICIES",
+__all__ = ["RolloutSettings", "RolloutResult", "CubeRolloutResult", "rollout", "rollout_plays",
+           "rollout_cube", "LEVEL_POLICIES",
            "policy_names", "evaluator_names",
            "rollout_opening_rolls", "run_chunk", "OUTPUT_NAMES", "POLICIES", "BACKENDS",
            "KERNEL_EVALUATORS", "register_kernel_evaluator", "MAX_TRIALS", "MAX_TRUNCATE",
@@ -158,7 +175,12 @@ class RolloutSettings:
     ``RAY_ADDRESS`` or a private local Ray); ``chunk``: trials per task (at
     most :data:`MAX_CHUNK`; on Ray fewer where the cluster's CPUs would get
     fewer than four tasks each); ``retries``: how often the run goes
-    on after a local worker died, or a Ray task is resubmitted."""
+    on after a local worker died, or a Ray task is resubmitted; ``cube``:
+    a :class:`bgfast.cube.CubeContext` (or anything
+    :meth:`~bgfast.cube.CubeContext.of` takes) for a cubeful rollout at
+    that cube and score, seen from the player on roll in the position
+    rolled out (None: cubeless), with ``stderr_target`` then on the
+    cubeful equity (money) or EMG (match)."""
 
     trials: int = 1296
     seed: int = 0
@@ -176,7 +198,7 @@ class RolloutSettings:
     address: str | None = None
     chunk: int = 216
     retries: int = 3
-    cube: None = None   # cubeful rollouts come with cube handling
+    cube: CubeContext | None = None
 
     def __post_init__(self):
         if not 1 <= self.trials <= MAX_TRIALS:
@@ -202,6 +224,8 @@ class RolloutSettings:
             raise BgfastError("seed must be in 0 .. 2**64 - 1")
         if self.stderr_target is not None and self.stderr_target <= 0:
             raise BgfastError("stderr_target must be positive")
+        if self.cube is not None:
+            object.__setattr__(self, "cube", CubeContext.of(self.cube))
 
     def kernel_params(self) -> dict:
         params = _rollout.make_params(self.seed, self.truncate, self.variance_reduction,
@@ -213,13 +237,21 @@ class RolloutSettings:
         return params
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(replace(self, cube=None))
+        d["cube"] = "cubeless" if self.cube is None else self.cube.to_dict()
+        return d
 
 
 @dataclass(frozen=True)
 class RolloutResult:
     """Means of the 5 probabilities and the cubeless equity for the player on
-    roll in ``position``, with standard errors and the number of games."""
+    roll in ``position``, with standard errors and the number of games.
+
+    A cubeful rollout adds ``cubeful`` to ``mean`` and ``stderr`` (money:
+    the cubeful equity in units of the starting cube; match: the EMG) and,
+    in a match, ``mwc``; ``cube`` is then the context's
+    :meth:`~bgfast.cube.CubeContext.to_dict` (seen from the player the
+    values are for), None for a cubeless rollout."""
 
     position: str
     mean: dict
@@ -228,7 +260,7 @@ class RolloutResult:
     settings: dict
     average_plies: float
     label: str = ""
-    cube: None = None
+    cube: dict | None = None
 
     @property
     def probs(self) -> tuple:
@@ -236,12 +268,30 @@ class RolloutResult:
 
     @property
     def equity(self) -> float:
+        """The cubeless equity."""
         return self.mean["equity"]
+
+    @property
+    def cubeful(self) -> float | None:
+        """The cubeful equity (money) or EMG (match); None when cubeless."""
+        return self.mean.get("cubeful")
+
+    @property
+    def mwc(self) -> float | None:
+        """The cubeful match winning chance (None: money or cubeless)."""
+        return self.mean.get("mwc")
+
+    @property
+    def value(self) -> float:
+        """What the rollout ranks by: the cubeful value, else the cubeless equity."""
+        return self.equity if self.cubeful is None else self.cubeful
 
     def to_dict(self) -> dict:
         return {"position": self.position, "label": self.label, "games": self.games,
                 "mean": self.mean, "stderr": self.stderr, "average_plies": self.average_plies,
-                "policy": self.settings["policy"], "settings": self.settings}
+                "policy": self.settings["policy"],
+                "cube": "cubeless" if self.cube is None else self.cube,
+                "settings": self.settings}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -249,7 +299,57 @@ class RolloutResult:
     def __str__(self):
         m, s = self.mean, self.stderr
         cols = " ".join(f"{k}={m[k]:.4f}±{s[k]:.4f}" for k in OUTPUT_NAMES)
+        if self.cube is None:
+            cols += " (cubeless)"
+        else:
+            cols += "".join(f" {k}={m[k]:.4f}±{s[k]:.4f}" for k in ("cubeful", "mwc") if k in m)
         return f"{self.label or self.position}: {cols} games={self.games}"
+
+
+@dataclass(frozen=True)
+class CubeRolloutResult:
+    """A cube-decision rollout (:func:`rollout_cube`): no double and
+    double/take rolled out with common dice.
+
+    ``decision`` is a :class:`bgfast.cube.CubeDecision` whose no double,
+    double/take (money: in units of the cube before the double) and
+    double/pass values and proper action are the rollout's (its take
+    points and gammon prices are Janowski's on the no-double rollout's
+    probabilities); ``stderr`` the standard errors of ``no_double`` and
+    ``double_take`` (and in a match of ``mwc_no_double`` and
+    ``mwc_double_take``; double/pass is exact); ``rollouts`` the two
+    :class:`RolloutResult` (labels ``no double``, ``double/take``)."""
+
+    position: str
+    decision: CubeDecision
+    stderr: dict
+    games: int
+    rollouts: tuple
+    settings: dict
+
+    @property
+    def action(self):
+        return self.decision.action
+
+    @property
+    def action_text(self) -> str:
+        return self.decision.action_text
+
+    def to_dict(self) -> dict:
+        d = self.decision.to_dict()
+        d.update({"position": self.position, "games": self.games, "stderr": self.stderr,
+                  "rollouts": [r.to_dict() for r in self.rollouts], "settings": self.settings})
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def describe(self) -> str:
+        """gnubg-like text: the decision with the standard errors of the rolled-out values."""
+        se = self.stderr
+        lines = self.decision.describe(f"rollout, {self.games} games")
+        return (lines + f"\nStandard errors: no double {se['no_double']:.4f}, "
+                f"double/take {se['double_take']:.4f}")
 
 
 # ------------------------------------------------------------------ workers
@@ -422,13 +522,63 @@ class _Moments:
         return n, mean, se, self.plies / n
 
 
-def _rollout_boards(starts: np.ndarray, s: RolloutSettings, progress=None) -> _Moments:
+@dataclass(frozen=True)
+class _Cube:
+    """The cube side of one rollout call: the kernel's ``params["cube"]``
+    and how each candidate's cubeful column is reported: ``report`` the
+    context of the player the values are for, ``flip`` whether he is not
+    on roll in the candidate's board."""
+
+    params: dict
+    report: CubeContext
+    flip: bool
+
+    @classmethod
+    def of(cls, report: CubeContext, n: int, *, flip: bool = False, contexts=None,
+           skip=None) -> "_Cube":
+        """``n`` candidates valued for ``report``'s player: their starting
+        contexts (default ``report``, flipped with ``flip``), money results
+        in units of ``report``'s cube."""
+        if contexts is None:
+            contexts = [report.flipped() if flip else report] * n
+        k = report.kernel_constants()
+        params = _rollout.cube_params(np.array([c.kernel_row() for c in contexts]),
+                                      np.full(n, float(report.cube)),
+                                      np.zeros(n) if skip is None else skip, k["pre"],
+                                      k["post"], k["eff"], k["eps"], k["tol"])
+        return cls(params, report, flip)
+
+    def stop_scale(self) -> float:
+        """The cubeful column's standard error times this is the reported one's."""
+        if self.report.is_money:
+            return 1.0
+        lose, win = self.report.cube_mwcs()
+        return 2.0 / (win - lose)
+
+    def values(self, mean: float, se: float) -> tuple[dict, dict]:
+        """The reported cubeful means and standard errors of a candidate's
+        cubeful column (the starter's value)."""
+        money = self.report.is_money
+        if self.flip:
+            mean = -mean if money else 1.0 - mean
+        if money:
+            return {"cubeful": mean}, {"cubeful": se}
+        return ({"cubeful": self.report.emg(mean), "mwc": mean},
+                {"cubeful": se * self.stop_scale(), "mwc": se})
+
+
+def _rollout_boards(starts: np.ndarray, s: RolloutSettings, progress=None,
+                    cube: _Cube | None = None) -> _Moments:
     """Roll out start boards together (common dice): the statistics of
-    their trials.  With ``s.stderr_target``, stop at the first multiple of
-    ``s.batch`` trials (at least ``s.min_trials``) where every board's
-    equity has that standard error.  ``progress(trials done, s.trials)``
-    after every chunk."""
+    their trials (cubeful with ``cube``).  With ``s.stderr_target``, stop
+    at the first multiple of ``s.batch`` trials (at least ``s.min_trials``)
+    where every board's equity (cubeful with ``cube``) has that standard
+    error.  ``progress(trials done, s.trials)`` after every chunk."""
     params = s.kernel_params()
+    col, scale = 5, 1.0
+    if cube is not None:
+        params["cube"] = cube.params
+        col, scale = 6, cube.stop_scale()
     acc = _Moments()
     batch = s.batch if s.stderr_target is not None else None
     with closing(_trial_stream(starts, s, params, batch)) as stream:
@@ -438,26 +588,41 @@ def _rollout_boards(starts: np.ndarray, s: RolloutSettings, progress=None) -> _M
             if progress is not None:
                 progress(done, s.trials)
             if (batch and (done % batch == 0 or done == s.trials) and done >= s.min_trials
-                    and done > 1 and (acc.stats()[2][:, 5] <= s.stderr_target).all()):
+                    and done > 1 and (acc.stats()[2][:, col] * scale <= s.stderr_target).all()):
                 break
     return acc
 
 
-def _results(boards, acc: _Moments, s: RolloutSettings, labels=None, flip=False) -> list:
+def _results(boards, acc: _Moments, s: RolloutSettings, labels=None, flip=False,
+             cube: _Cube | None = None) -> list:
     """The :class:`RolloutResult` of each board from the statistics of its trials."""
     n, means, ses, plies = acc.stats()
     return [_result(boards[c], n, means[c], ses[c], plies[c], s,
-                    labels[c] if labels else "", flip) for c in range(len(boards))]
+                    labels[c] if labels else "", flip, cube) for c in range(len(boards))]
 
 
-def _result(board, n, mean, se, plies, s: RolloutSettings, label="", flip=False) -> RolloutResult:
-    if flip:        # seen from the player who made the play (not on roll in board)
-        mean = np.r_[invert(mean[:5]), -mean[5]]
-        se = np.r_[se[[0, 3, 4, 1, 2]], se[5]]
-    return RolloutResult(Position(board).position_id(),
-                         {k: float(v) for k, v in zip(OUTPUT_NAMES, mean)},
-                         {k: float(v) for k, v in zip(OUTPUT_NAMES, se)},
-                         int(n), s.to_dict(), float(plies), label)
+def _result(board, n, mean, se, plies, s: RolloutSettings, label="", flip=False,
+            cube: _Cube | None = None) -> RolloutResult:
+    m = {k: float(v) for k, v in zip(OUTPUT_NAMES, _seen(mean[:6], flip))}
+    e = {k: float(v) for k, v in zip(OUTPUT_NAMES, _seen(se[:6], flip, se=True))}
+    ctx = None
+    if cube is not None:
+        cm, ce = cube.values(float(mean[6]), float(se[6]))
+        m.update(cm)
+        e.update(ce)
+        ctx = cube.report.to_dict()
+    return RolloutResult(Position(board).position_id(), m, e, int(n), s.to_dict(), float(plies),
+                         label, ctx)
+
+
+def _seen(v: np.ndarray, flip: bool, se: bool = False) -> np.ndarray:
+    """Probabilities and equity (or their standard errors) seen from the
+    player who made the play (not on roll in the board) with ``flip``."""
+    if not flip:
+        return v
+    if se:
+        return np.r_[v[[0, 3, 4, 1, 2]], v[5]]
+    return np.r_[invert(v[:5]), -v[5]]
 
 
 def _settings(settings, kw) -> RolloutSettings:
@@ -473,7 +638,8 @@ def _settings(settings, kw) -> RolloutSettings:
 def rollout(positions, settings: RolloutSettings | None = None, *, progress=None, **kw):
     """Roll out one position (a :class:`Position` or board: returns a
     :class:`RolloutResult`) or several (a list or ``uint8[N,2,25]``: a list,
-    rolled out with common dice).  Values are for the player on roll.
+    rolled out with common dice).  Values are for the player on roll (with
+    ``settings.cube`` cubeful, at that context for every position).
     Keyword arguments override fields of ``settings`` (``games`` is an alias
     of ``trials``).  ``progress(trials done, trials)`` is called as the
     trials come in."""
@@ -488,28 +654,32 @@ def rollout(positions, settings: RolloutSettings | None = None, *, progress=None
     boards = np.ascontiguousarray(as_boards(boards), dtype=np.uint8)
     if boards.shape[0] == 0:
         raise InvalidPositionError("nothing to roll out")
-    res = _results(boards, _rollout_boards(boards, s, progress), s)
+    cube = None if s.cube is None else _Cube.of(s.cube, boards.shape[0])
+    res = _results(boards, _rollout_boards(boards, s, progress, cube), s, cube=cube)
     return res[0] if single else res
 
 
 def rollout_plays(position, d1: int, d2: int, settings: RolloutSettings | None = None,
                   *, max_plays: int | None = None, progress=None, **kw) -> list[RolloutResult]:
     """Roll out the legal plays of ``position`` for d1-d2 with common dice,
-    best first; values are for the player making the play.  ``max_plays``
-    keeps the best plays by the 0-ply ranking."""
+    best first; values are for the player making the play (cubeful at
+    ``settings.cube``, his context, when given: ranked by the cubeful value).
+    ``max_plays`` keeps the best plays by the 0-ply ranking (cubeful with
+    a context)."""
     from .evaluate import rank_plays
 
     s = _settings(settings, kw)
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    ranked = rank_plays(pos, d1, d2, plies=0)
+    ranked = rank_plays(pos, d1, d2, plies=0, cube=s.cube)
     if max_plays:
         ranked = ranked[:max_plays]
     if not ranked:
         return []
     boards = np.ascontiguousarray(np.stack([r.play.position.board for r in ranked]))
-    out = _results(boards, _rollout_boards(boards, s, progress), s,
-                   [r.play.notation for r in ranked], flip=True)
-    return sorted(out, key=lambda r: -r.equity)
+    cube = None if s.cube is None else _Cube.of(s.cube, boards.shape[0], flip=True)
+    out = _results(boards, _rollout_boards(boards, s, progress, cube), s,
+                   [r.play.notation for r in ranked], flip=True, cube=cube)
+    return sorted(out, key=lambda r: -r.value)
 
 
 def _policy_choice(s: RolloutSettings, boards: np.ndarray, dice: np.ndarray):
@@ -541,6 +711,36 @@ def rollout_opening_rolls(settings: RolloutSettings | None = None, *, position=N
     rep = np.repeat(pos.board[None], len(ALL_ROLLS), axis=0)
     _c, res = _policy_choice(s, rep, np.asarray(ALL_ROLLS, dtype=np.int64))
     res = np.ascontiguousarray(res)
-    out = _results(res, _rollout_boards(res, s, progress), s,
-                   [f"{a}{b}" for a, b in ALL_ROLLS], flip=True)
+    cube = None if s.cube is None else _Cube.of(s.cube, res.shape[0], flip=True)
+    out = _results(res, _rollout_boards(res, s, progress, cube), s,
+                   [f"{a}{b}" for a, b in ALL_ROLLS], flip=True, cube=cube)
     return [tuple(int(x) for x in r) for r in ALL_ROLLS], out
+
+
+def rollout_cube(position, settings: RolloutSettings | None = None, *, progress=None,
+                 **kw) -> CubeRolloutResult:
+    """The cube decision of the player on roll in ``position`` at
+    ``settings.cube`` (default: money, centred cube) by rollout, as gnubg's
+    cube rollout makes it: no double (the first roll played without a cube
+    decision) and double/take (the cube doubled, owned by the taker) rolled
+    out with common dice, double/pass exact.  Money values are in units of
+    the cube before the double; at a match score the MWCs and their EMG.
+    Raises :class:`InvalidCubeError` where the player on roll may not
+    double (the opponent owns the cube, the Crawford game, a dead cube)."""
+    s = _settings(settings, kw)
+    ctx = s.cube if s.cube is not None else CubeContext()
+    s = replace(s, cube=ctx)
+    if not ctx.can_double:
+        raise InvalidCubeError(f"the player on roll may not double ({ctx.describe()})")
+    pos = position if isinstance(position, Position) else Position(as_board(position))
+    boards = np.ascontiguousarray(np.stack([pos.board, pos.board]))
+    cube = _Cube.of(ctx, 2, contexts=[ctx, ctx.doubled()], skip=np.array([1, 0]))
+    nd, dt = _results(boards, _rollout_boards(boards, s, progress, cube), s,
+                      ["no double", "double/take"], cube=cube)
+    key = "cubeful" if ctx.is_money else "mwc"
+    dec = valued_decisions(boards[:1], np.array([nd.probs]), ctx, [nd.mean[key]],
+                           [dt.mean[key]]).decision(0)
+    se = {"no_double": nd.stderr["cubeful"], "double_take": dt.stderr["cubeful"]}
+    if not ctx.is_money:
+        se.update(mwc_no_double=nd.stderr["mwc"], mwc_double_take=dt.stderr["mwc"])
+    return CubeRolloutResult(pos.position_id(), dec, se, nd.games, (nd, dt), s.to_dict())
