@@ -50,12 +50,14 @@ def bgfast_rollout_rate(trials, vr, repeat, jobs=1):
 
 
 GNUBG_SCRIPT = """set threads 1
+set jacoby off
 new game
 set board 4HPwATDgc/ABMA
 set rollout trials {trials}
 set rollout chequerplay plies 0
+set rollout cubedecision plies 0
 set rollout chequerplay prune off
-set rollout cubeful off
+set rollout cubeful {cubeful}
 set rollout varredn {vr}
 set rollout quasirandom on
 set rollout seed 1
@@ -67,9 +69,12 @@ rollout
 """
 
 
-def gnubg_time(trials, vr):
+def gnubg_time(trials, vr, cubeful=False):
+    """Seconds of a gnubg run rolling out the opening position (money, cube
+    centred; cubeful or cubeless)."""
     with tempfile.NamedTemporaryFile("w", suffix=".gnubg", delete=False) as fh:
-        fh.write(GNUBG_SCRIPT.format(trials=trials, vr="on" if vr else "off"))
+        fh.write(GNUBG_SCRIPT.format(trials=trials, vr="on" if vr else "off",
+                                     cubeful="on" if cubeful else "off"))
         path = fh.name
     try:
         t0 = time.perf_counter()
@@ -81,12 +86,13 @@ def gnubg_time(trials, vr):
         os.unlink(path)
 
 
-def gnubg_rollout_rate(small, big, vr, repeat):
+def gnubg_rollout_rate(small, big, vr, repeat, cubeful=False):
     if not os.path.exists(GNUBG):
         return None
     rates = []
     for _ in range(repeat):
-        rates.append((big - small) / (gnubg_time(big, vr) - gnubg_time(small, vr)))
+        rates.append((big - small) / (gnubg_time(big, vr, cubeful)
+                                      - gnubg_time(small, vr, cubeful)))
     return statistics.median(rates)
 
 
