@@ -290,3 +290,56 @@ def test_kernel_refuses_bad_cube_rows():
     with pytest.raises(ValueError, match="away scores outside the table"):
         run_chunk(np.ascontiguousarray(np.stack([INITIAL.board] * 2)), 0, 1,
                   s.kernel_params() | {"cube": bad})
+
+
+# ---------------------------------------------------------------------------
+# the command line
+# ---------------------------------------------------------------------------
+
+FAST = ["-n", "36", "--policy", "pubeval", "-e", "composite", "--backend", "serial"]
+MATCH_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:2:4:0:7:10"
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, ["rollout", *args, *FAST])
+
+
+def test_cli_rollout_is_cubeful_where_a_context_is_given():
+    r = _cli("4HPwATDgc/ABMA")
+    assert r.exit_code == 0 and r.output.rstrip().endswith("cubeless")
+    assert "cubeful" not in r.output
+    r = _cli("4HPwATDgc/ABMA", "--money", "--json")
+    d = json.loads(r.output)
+    assert d["cube"]["mode"] == "money" and "cubeful" in d["mean"]
+    # the XGID's match score: cubeful, MWC and EMG
+    r = _cli(MATCH_XGID)
+    assert r.exit_code == 0, r.output
+    assert "cubeful MWC" in r.output and "cubeful EMG" in r.output
+    assert "match to 7, 2-4 (5-away, 3-away), cube 1 centred" in r.output
+    r = _cli(MATCH_XGID, "--cubeless", "--json")
+    assert json.loads(r.output)["cube"] == "cubeless"
+    # the same trials through the API
+    api = rollout(Position.from_position_id("4HPwATDgc/ABMA"),
+                  RolloutSettings(trials=36, policy="pubeval", evaluator="composite",
+                                  backend="serial", cube=CubeContext.match(7, 2, 4)))
+    d = json.loads(_cli(MATCH_XGID, "--json").output)
+    assert d["mean"] == api.mean and d["stderr"] == api.stderr
+
+
+def test_cli_cube_rollout_and_cubeful_plays():
+    r = _cli("4HPwATDgc/ABMA", "--cube")
+    assert r.exit_code == 0, r.output
+    assert "Proper cube action:" in r.output and "Standard errors: no double" in r.output
+    d = json.loads(_cli(MATCH_XGID, "--cube", "--json").output)
+    assert d["mode"] == "match" and set(d["mwc"]) >= {"no_double", "double_take"}
+    assert d["stderr"]["mwc_no_double"] > 0
+    r = _cli("4HPwATDgc/ABMA", "--money", "--dice", "31", "--json")
+    d = json.loads(r.output)
+    assert d["context"]["mode"] == "money" and all("cubeful" in p["mean"] for p in d["plays"])
+    r = _cli("4HPwATDgc/ABMA", "--cube", "--dice", "31")
+    assert r.exit_code == 2 and "drop --cubeless, --dice and --all-rolls" in r.output
+    r = _cli("4HPwATDgc/ABMA", "--cube", "3")
+    assert r.exit_code == 2 and "power of 2" in r.output
+    # the opponent owns the cube: nothing to decide
+    r = _cli("XGID=-b----E-C---eE---c-e----B-:1:-1:1:00:0:0:0:0:10", "--cube")
+    assert r.exit_code != 0 and r.output.count("\n") == 1 and "may not double" in r.output

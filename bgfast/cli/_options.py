@@ -100,20 +100,48 @@ def resolve_context(base: CubeContext, *, money: bool = False, jacoby: bool = Fa
                              met=met if met is not None else base.met)
 
 
-def context_options(fn=None, *, table: bool = False, position: str = "position"):
+class _CubeValue(click.ParamType):
+    """A cube value, or :data:`_ALONE` for a ``--cube`` given without one."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if value is _ALONE or isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a valid integer", param, ctx)
+
+
+_ALONE = object()
+
+
+def context_options(fn=None, *, table: bool = False, position: str = "position",
+                    cube_flag: str | None = None, report_given: str | None = None):
     """Add the cube-context options to a command and pass it ``context``.
 
     The base is the context of the command's ``position`` keyword (a
     :class:`bgfast.cli.PositionArg` or None); ``table=True`` adds
     ``--table NAME`` (the match equity table).  A command that also has
     ``--cubeless`` (:func:`cubeless_option`) refuses explicit context
-    options beside it."""
+    options beside it.  ``cube_flag`` (a keyword name): ``--cube`` may
+    also stand alone, without a value, and the command's keyword
+    ``cube_flag`` says whether it did; ``report_given`` (a keyword name):
+    that keyword of the command says whether any context option was given."""
     if fn is None:
-        return functools.partial(context_options, table=table, position=position)
+        return functools.partial(context_options, table=table, position=position,
+                                 cube_flag=cube_flag, report_given=report_given)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         given = {k: kwargs.pop(k) for k in CONTEXT_OPTION_NAMES}
+        if cube_flag:
+            kwargs[cube_flag] = given["cube_value"] is _ALONE
+            if kwargs[cube_flag]:
+                given["cube_value"] = None
+        if report_given:
+            kwargs[report_given] = any(given.values())
         met = kwargs.pop("table_name") if table else None
         if kwargs.get("cubeless") and any(given.values()):
             raise click.UsageError("--cubeless takes no cube or score options")
@@ -135,8 +163,10 @@ def context_options(fn=None, *, table: bool = False, position: str = "position")
         click.option("--post-crawford", is_flag=True,
                      help="A post-Crawford game (a side needs 1 point; the default there "
                           "without --crawford)."),
-        click.option("--cube", "cube_value", type=int, default=None,
-                     help="Cube value (default: POSITION's, else 1)."),
+        click.option("--cube", "cube_value", type=_CubeValue() if cube_flag else int,
+                     default=None, **({"is_flag": False, "flag_value": _ALONE} if cube_flag else {}),
+                     help="Cube value (default: POSITION's, else 1)."
+                          + (" Alone (no value): the cube decision." if cube_flag else "")),
         click.option("--owner", type=click.Choice(["me", "opp", "centre", "center"]),
                      default=None,
                      help="Cube owner (default: POSITION's, else centre for a 1-cube)."),

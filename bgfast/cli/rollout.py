@@ -1,4 +1,5 @@
-"""``bgfast rollout``: cubeless rollouts on local cores or a Ray cluster."""
+"""``bgfast rollout``: cubeful and cubeless rollouts, cube-decision rollouts,
+on local cores or a Ray cluster."""
 from __future__ import annotations
 
 import click
@@ -7,7 +8,7 @@ from .._progress import Progress
 from ..rollout import MAX_TRIALS, MAX_TRUNCATE
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
-from ._options import json_option
+from ._options import context_options, cubeless_option, json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -41,7 +42,8 @@ DICE = DiceParam()
                    "the bear-off tables), composite (tables + pubeval, faster, weaker), "
                    "pubeval or a registered kernel evaluator.")
 @click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop once the equity's standard error is at most this.")
+              help="Stop once the equity's standard error is at most this (cubeful: the "
+                   "cubeful equity's or EMG's).")
 @click.option("--dice", "-d", type=DICE, default=None,
               help="Roll out every play of this roll (common dice) instead (default: the "
                    "roll POSITION holds, if any; --dice overrides it).")
@@ -53,23 +55,46 @@ DICE = DiceParam()
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
 @click.option("--address", default=None, help=ADDRESS_HELP)
+@context_options(table=True, cube_flag="cube_decision", report_given="context_given")
+@cubeless_option("A cubeless rollout (the default for a bare Position ID without cube or "
+                 "score options).")
 @json_option()
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
-            stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
-    """Roll out POSITION (cubeless) and print the 5 probabilities and the
-    equity for the player on roll, with standard errors.  A POSITION with
-    a roll (an XGID or Match ID with dice) rolls out the plays of that roll;
-    its cube and score do not enter a cubeless rollout."""
-    from ..rollout import (OUTPUT_NAMES, RolloutSettings, rollout as run, rollout_opening_rolls,
+            stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json,
+            context, cube_decision, context_given, cubeless):
+    """Roll out POSITION and print the 5 probabilities and the cubeless
+    equity for the player on roll and, in a cubeful rollout, the cubeful
+    equity (money) or the MWC and its EMG (match), with standard errors.
+
+    A rollout is cubeful, the cube played by both sides, at the cube and
+    score of an XGID or Match ID, or of the context options given; a bare
+    Position ID without them (or --cubeless) rolls out cubeless.  A
+    POSITION with a roll (an XGID or Match ID with dice) rolls out the
+    plays of that roll.  --cube without a value rolls out the cube
+    decision instead: no double and double/take with common dice."""
+    from ..rollout import (RolloutSettings, rollout as run, rollout_cube, rollout_opening_rolls,
                            rollout_plays)
 
+    if cube_decision and (cubeless or dice is not None or all_rolls):
+        raise click.UsageError("--cube alone rolls out the cube decision: drop "
+                               "--cubeless, --dice and --all-rolls")
+    cubeful = cube_decision or ((context_given or position.state is not None) and not cubeless)
     s = RolloutSettings(trials=trials, seed=seed, truncate=truncate, variance_reduction=vr,
                         quasi_random=quasi, early_stop=early_stop, policy=policy.lower(),
-                        evaluator=evaluator,
-                        stderr_target=stderr_target, jobs=jobs, backend=backend, address=address)
-    if dice is None and not all_rolls:
+                        evaluator=evaluator, stderr_target=stderr_target, jobs=jobs,
+                        backend=backend, address=address, cube=context if cubeful else None)
+    if dice is None and not all_rolls and not cube_decision:
         dice = position.dice
     position = position.position
+    if cube_decision:
+        with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
+            res = rollout_cube(position, s, progress=bar if stderr_target is None else
+                               (lambda done, _most: bar(done)))
+        if as_json:
+            emit_json(res.to_dict())
+        else:
+            click.echo(res.describe())
+        return
     # with --stderr the trials are a maximum: the bar counts games, with no end
     with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
         report = bar if stderr_target is None else (lambda done, _most: bar(done))
@@ -80,34 +105,53 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
                                 progress=report)
         else:
             out = run(position, s, progress=report)
+    where = "cubeless" if s.cube is None else s.cube.describe()
+    key = "equity" if s.cube is None else "cubeful"
     if all_rolls:
         rolls, results = out
-        avg = sum((1 if a == b else 2) * r.equity for (a, b), r in zip(rolls, results)) / 36
+        w = [1 if a == b else 2 for a, b in rolls]
+        avg = sum(k * r.mean[key] for k, r in zip(w, results)) / 36
         if as_json:
-            emit_json({"position_id": position.position_id(), "average_equity": avg,
-                       "rolls": [r.to_dict() for r in results]})
+            emit_json({"position_id": position.position_id(), "context": _context(s),
+                       "average_equity": avg, "rolls": [r.to_dict() for r in results]})
             return
         for r in results:
-            click.echo(f"{r.label}  {r.equity:+.4f} ± {r.stderr['equity']:.4f}  win {r.mean['win']:.4f}")
-        click.echo(f"average over the 36 rolls: {avg:+.4f}")
+            click.echo(f"{r.label}  {_value(r)}  win {r.mean['win']:.4f}")
+        click.echo(f"average over the 36 rolls: {avg:+.4f} ({where})")
         return
     if dice is not None:
         results = out
         if as_json:
             emit_json({"position_id": position.position_id(), "dice": list(dice),
-                       "plays": [r.to_dict() for r in results]})
+                       "context": _context(s), "plays": [r.to_dict() for r in results]})
             return
         if not results:
             click.echo("no legal play")
         for i, r in enumerate(results, 1):
-            click.echo(f"{i:3d}. {r.label:<28} {r.equity:+.4f} ± {r.stderr['equity']:.4f}"
-                       f"  win {r.mean['win']:.4f}  games {r.games}")
+            click.echo(f"{i:3d}. {r.label:<28} {_value(r)}  win {r.mean['win']:.4f}"
+                       f"  games {r.games}")
+        click.echo(f"({where})")
         return
     r = out
     if as_json:
         emit_json(r.to_dict())
         return
     click.echo(f"{'':16}{'mean':>9}{'stderr':>9}")
-    for k in OUTPUT_NAMES:
-        click.echo(f"{k:<16}{r.mean[k]:9.4f}{r.stderr[k]:9.4f}")
-    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {policy}")
+    names = [k for k in r.mean]
+    for k in names:
+        label = {"equity": "cubeless equity", "cubeful": "cubeful EMG" if "mwc" in r.mean
+                 else "cubeful equity", "mwc": "cubeful MWC"}.get(k, k)
+        click.echo(f"{label:<16}{r.mean[k]:9.4f}{r.stderr[k]:9.4f}")
+    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {policy}, {where}")
+
+
+def _context(s) -> dict | str:
+    return "cubeless" if s.cube is None else s.cube.to_dict()
+
+
+def _value(r) -> str:
+    """A result's value in a line: the cubeful one (and the cubeless equity) or the cubeless one."""
+    if r.cubeful is None:
+        return f"{r.equity:+.4f} ± {r.stderr['equity']:.4f}"
+    mwc = f"  MWC {r.mwc:.4f} ± {r.stderr['mwc']:.4f}" if r.mwc is not None else ""
+    return (f"{r.cubeful:+.4f} ± {r.stderr['cubeful']:.4f}{mwc}  cubeless {r.equity:+.4f}")
