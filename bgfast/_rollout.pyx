@@ -8,6 +8,14 @@ trials.  The first two rolls are stratified: trial t plays outcome
 ``perm0[t % 36]`` first and ``perm1[(t + t // 36) % 36]`` second, so every
 block of 1296 trials sees each pair of first rolls exactly once.
 Candidates rolled out together use the same dice (same trial stream).
+
+With a cube (``params["cube"]``, :func:`cube_params`) the loop plays it:
+before each roll the side on roll, when it may double, takes its 0-ply
+cube decision from ``bgfast._cube`` (cimported through ``_cube.pxd``: the
+cube model's own arithmetic), the opponent takes, beavers or passes as it
+says, and each trial also gives its cubeful result (luck-adjusted in
+cubeful 0-ply values).  The decisions use no random numbers, so the dice
+stay the trial's.
 """
 import numpy as np
 cimport numpy as cnp

@@ -343,3 +343,41 @@ def test_cli_cube_rollout_and_cubeful_plays():
     # the opponent owns the cube: nothing to decide
     r = _cli("XGID=-b----E-C---eE---c-e----B-:1:-1:1:00:0:0:0:0:10", "--cube")
     assert r.exit_code != 0 and r.output.count("\n") == 1 and "may not double" in r.output
+
+
+@pytest.mark.slow
+def test_cubeful_ray_backend_matches_local():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        for ctx in (CubeContext.money(), CubeContext.match(7, 2, 4, cube=2, owner="me")):
+            s = RolloutSettings(trials=90, seed=13, chunk=25, policy="pubeval",
+                                evaluator="composite", cube=ctx)
+            a = rollout(INITIAL, s, backend="ray")
+            b = rollout(INITIAL, s, backend="serial")
+            assert a.mean == b.mean and a.stderr == b.stderr and a.games == 90
+            c = rollout_cube(INITIAL, s, backend="ray")
+            assert c.decision == rollout_cube(INITIAL, s, backend="serial").decision
+    finally:
+        ray.shutdown()
+
+
+def test_a_finished_game_counts_the_cube_and_the_jacoby_rule():
+    """A game that is over before the first roll (the player on roll has
+    lost a gammon): its result is the cube's points times 2, in units of
+    the starting cube, except under the Jacoby rule with a centred cube
+    (gammons do not count); at a match score the MWC after the opponent
+    wins those points."""
+    b = np.zeros((2, 25), dtype=np.uint8)
+    b[1, 5] = 15
+    pos = Position(b)
+    s = RolloutSettings(trials=4, seed=1, policy="pubeval", evaluator="composite",
+                        backend="serial")
+    assert rollout(pos, s).equity == -2.0
+    for ctx, want in ((CubeContext.money(), -2.0), (CubeContext.money(jacoby=True), -1.0),
+                      (CubeContext.money(2, "me", jacoby=True), -2.0),
+                      (CubeContext.money(4, "opp"), -2.0)):
+        r = rollout(pos, s, cube=ctx)
+        assert r.cubeful == want and r.stderr["cubeful"] == 0.0 and r.average_plies == 0.0
+    m = rollout(pos, s, cube=CubeContext.from_away(3, 5))
+    assert m.mwc == pytest.approx(MET.mwc(3, 3), abs=1e-12) and MET.mwc(3, 3) == 0.5
