@@ -297,3 +297,30 @@ def test_evaluate_bad_contexts_are_one_line(args, message):
     assert r.exit_code == 2 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_hint_takes_the_context_options_over_its_text():
+    r = cli("hint", DMP_POSITION, DMP_DICE, "--ply", "0", "--score", "6-6", "--length", "7",
+            "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["context"] == "6-6 to 7, cube 1 (centre)" and doc["ranked_by"] == "mwc"
+    assert doc["plays"][0]["play"] == "bar/22* 17/15"
+    doc = json.loads(cli("hint", XGID_2_4, "--ply", "0", "--money", "--json").stdout)
+    assert doc["context"] == "money, cube 2 (me)" and doc["cube"]["mode"] == "money"
+    doc = json.loads(cli("hint", XGID_2_4, "--ply", "0", "--json").stdout)
+    assert doc["context"] == "2-4 to 9, cube 2 (me)"
+    r = cli("hint", XGID_2_4, "--cube", "6")
+    assert r.exit_code == 2 and "power of 2" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["cube", "4HPwATDgc/ABMA", "--score", "4-2", "--length", "5", "--crawford", "--cube", "2",
+      "--owner", "me"], "Error: no doubling in the Crawford game: the cube must be centred at 1"),
+    (["evaluate", "4HPwATDgc/ABMA", "--dice", "31", "--cube", "3", "--owner", "me"],
+     "Error: cube value must be a power of 2 (1, 2, 4, ...), not 3"),
+])
+def test_the_documented_bad_contexts(args, message):
+    """The examples of docs/cubeful.md ("The context on the command line")."""
+    r = cli(*args)
+    assert r.exit_code == 2 and r.stderr.strip() == message
