@@ -36,11 +36,11 @@ same kernel.
 
 :class:`CubeContext` is the cube and the score (money or match) seen from
 the player on roll, with named constructors (money, match, a Match ID's
-state, a game).  :func:`cubeful_values`
-values positions at a context at 0 plies (the model above on an
-evaluator's probabilities, exact money equities in two-sided bear-offs)
-and at n plies (gnubg's cubeful search: each side's cube decision at every
-node); :func:`searched_decisions` makes cube decisions from that search.
+state, a game).  :func:`cubeful_values` values positions at a context at
+0 plies (the model above on an evaluator's probabilities, exact money
+equities in two-sided bear-offs) and at n plies (gnubg's cubeful search:
+each side's cube decision at every node); :func:`searched_decisions` makes
+cube decisions from that search.
 Their public forms, with evaluators by name, are in :mod:`bgfast.evaluate`
 (``cubeful_equity``, ``evaluate_cube``, ``rank_plays(..., cube=...)``).
 See ``docs/cubeful.md``.
@@ -352,20 +352,21 @@ def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool =
 
 class ContextColumn(enum.IntEnum):
     """The columns of a cube context's kernel row (:meth:`CubeContext.kernel_row`),
-    as the ``ContextColumn`` enum of ``bgfast/_cube.pxd`` numbers them."""
+    numbered as the ``CTX_*`` enum of ``bgfast/_cube.pxd``."""
 
     MATCH = 0         #: 0 money, 1 match
     AWAY_ME = 1       #: the away scores (1 in money rows)
     AWAY_OPP = 2
     STATE = 3         #: a :class:`ContextState`
-    CUBE = 4          #: the cube value (1 in money rows passed to the kernels: per unit of cube)
+    CUBE = 4          #: the cube value (the money kernels read none: their values are per unit of cube)
     OWNER = 5         #: 0 centre, 1 the player on roll, 2 the opponent (:data:`_OWNER_CODES`)
     JACOBY = 6        #: money: the Jacoby rule
     BEAVERS = 7       #: money: beavers
 
 
 class ContextState(enum.IntEnum):
-    """The codes of a kernel row's ``STATE`` column (``ContextState`` of ``bgfast/_cube.pxd``)."""
+    """The codes of a kernel row's ``STATE`` column (``PRE``, ``POST``, ``CRAWFORD`` of
+    ``bgfast/_cube.pxd``)."""
 
     PRE_CRAWFORD = 0  #: before the Crawford game (and every money row)
     POST_CRAWFORD = 1
@@ -373,7 +374,7 @@ class ContextState(enum.IntEnum):
 
 
 _PRE, _POST, _CRAWFORD = (int(s) for s in ContextState)
-#: The codes of a kernel row's ``OWNER`` column (``ContextOwner`` of ``bgfast/_cube.pxd``).
+#: The codes of a kernel row's ``OWNER`` column (``OWN_*`` of ``bgfast/_cube.pxd``).
 _OWNER_CODES = {"centre": 0, "me": 1, "opp": 2}
 
 
@@ -917,8 +918,7 @@ class CubeContext:
 
     Build one with :meth:`money`, :meth:`match`, :meth:`from_away`,
     :meth:`from_match_state` (a Match ID or XGID), :meth:`from_game` or
-    :meth:`of` (any of those).  A
-    context that cannot occur raises what ``bgfast cube`` reports:
+    :meth:`of` (any of those).  A context that cannot occur raises what ``bgfast cube`` reports:
     :class:`InvalidCubeError` (a cube value that is not a power of 2, a
     turned cube in the Crawford game, a centred cube above 1 in a match or
     under the Jacoby rule, an unknown owner), :class:`InvalidScoreError`
