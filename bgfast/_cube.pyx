@@ -23,9 +23,9 @@ value of a node from its searched no-double and double/take values) and
 :func:`context_values` (what a context alone decides: whether the side on
 roll may double, and the MWCs of winning and losing the cube).
 
-A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the ``CTX_*``
-columns of ``_cube.pxd``): money (``match`` 0) or match (1), the away scores, the
-match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
+A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the enums of
+``_cube.pxd``, by name in :data:`CONTEXT_LAYOUT`): money (``match`` 0) or
+match (1), the away scores, the match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
 owner (centre, the side on roll, the opponent), the Jacoby rule and beavers.
 
 Every number is computed with the operations, in the order, that the
@@ -40,11 +40,18 @@ from bgfast._evaluate cimport board_class
 
 cnp.import_array()
 
-#: The columns of a cube context row, by name (the kernel's ``CTX_*`` order).
-CONTEXT_COLUMNS = ("match", "away_me", "away_opp", "state", "cube", "owner", "jacoby", "beavers")
+#: The layout of a cube context row (the enums of ``_cube.pxd``): the column
+#: of each name, and the codes of the ``state`` and ``owner`` columns.
+CONTEXT_LAYOUT = {"match": CTX_MATCH, "away_me": CTX_AWAY_ME, "away_opp": CTX_AWAY_OPP,
+                  "state": CTX_STATE, "cube": CTX_CUBE, "owner": CTX_OWNER,
+                  "jacoby": CTX_JACOBY, "beavers": CTX_BEAVERS}
+STATE_CODES = {"pre_crawford": PRE, "post_crawford": POST, "crawford": CRAWFORD}
+OWNER_CODES = {"centre": OWN_CENTRE, "me": OWN_ME, "opp": OWN_OPP}
+#: The columns of a cube context row, by name, in order.
+CONTEXT_COLUMNS = tuple(sorted(CONTEXT_LAYOUT, key=CONTEXT_LAYOUT.get))
 
-# The context columns (CTX_*), match states, owners, actions (ACT_*) and the
-# Score and Row structs are declared in _cube.pxd.
+# The actions (ACT_*), the levels a row remembers (LEVELS) and the Score,
+# Row and CubeNode structs are declared in _cube.pxd too.
 
 # ---------------------------------------------------------------------------
 # shared pieces
