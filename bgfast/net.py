@@ -46,7 +46,7 @@ from .movegen import _kernel_failure
 from .position import as_boards
 
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
-           "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum",
+           "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES"]
 
 FORMAT_VERSION = 1
@@ -204,13 +204,24 @@ def default_weights_path():
 
 
 _DEFAULT = None
+#: The environment variable that names a weights file to use instead of the
+#: shipped net (by every evaluator, player and rollout named ``net``).
+WEIGHTS_ENV = "BGFAST_NET"
 
 
 def default_net() -> Net:
-    """The shipped net (loaded once)."""
+    """The net named ``net`` everywhere (loaded once): the weights file
+    named by ``$BGFAST_NET`` when it is set, else the shipped net."""
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = load(default_weights_path())
+        path = os.environ.get(WEIGHTS_ENV, "").strip()
+        if path:
+            try:
+                _DEFAULT = load(path)
+            except NetFileError as exc:
+                raise NetFileError(f"${WEIGHTS_ENV}: {exc}") from None
+        else:
+            _DEFAULT = load(default_weights_path())
     return _DEFAULT
 
 
