@@ -424,7 +424,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     continue the run of the checkpoint (a new run when there is none); it
     ends with the same weights, bit for bit, as an uninterrupted run.  The
     settings come from the checkpoint; ``epochs`` and ``patience`` may be
-    changed, any other given setting must equal the checkpoint's.
+    changed (for the nets not finished yet), any other given setting must
+    equal the checkpoint's.
     ``max_steps``: stop (checkpointed) after this many steps in this call.
     Returns the report (also ``meta["fit"]`` in the file): settings, the
     validation split, counts per class, per net the validation loss before
@@ -479,7 +480,6 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     nsteps = {k: -(-data.rows[k][0].size // st.batch) for k in stages}
     total = sum(nsteps[k] * st.epochs for k in stages)
     bar = Progress(total, unit="step", initial=0, quiet=not progress)
-    stopped = False
 
     def report():
         return {"settings": st.to_dict(), "data_digest": data.digest, "labels": data.n,
@@ -561,7 +561,6 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                         save()
                     if max_steps is not None and steps_here >= max_steps and sv["step"] < nsteps[k]:
                         save()
-                        stopped = True
                         return report()
                 vl = _batched_loss(p, data.X[va], data.Y[va])
                 sv["history"].append({"epoch": sv["epoch"] + 1,
@@ -578,7 +577,6 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                     sv["bad"] += 1
                 if max_steps is not None and steps_here >= max_steps:
                     save()
-                    stopped = True
                     return report()
                 save()
             net = _with_params(net, k, best)
@@ -592,12 +590,11 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
             state.pop("cur", None)
     finally:
         bar.close()
-    if not stopped:
-        state["after"] = _metrics(net, mdata)
-        rep = {**report(), "after": state["after"], "finished": True}
-        net.meta = {**net.meta, "fit": rep}
-        state["seconds"] = rep["seconds"]
-        state["net_meta"] = net.meta
-        _save_checkpoint(ck, state, {"net_" + n: np.array(getattr(net.model, n)) for n in _P})
-        _netmod.save(net, out)
-        return rep
+    state["after"] = _metrics(net, mdata)
+    rep = {**report(), "after": state["after"], "finished": True}
+    net.meta = {**net.meta, "fit": rep}
+    state["seconds"] = rep["seconds"]
+    state["net_meta"] = net.meta
+    _save_checkpoint(ck, state, {"net_" + n: np.array(getattr(net.model, n)) for n in _P})
+    _netmod.save(net, out)
+    return rep

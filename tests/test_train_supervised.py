@@ -210,6 +210,11 @@ def test_cli_trains_and_resumes(lab, tmp_path):
                              "--lr", "0.1"])
     assert r.exit_code == 2 and r.output.startswith("Error:") and "lr" in r.output
     assert len(r.output.strip().splitlines()) == 1
+    # the TD mode, by name or by default
+    for args in (["train", "td", str(tmp_path / "td.npz")], ["train", str(tmp_path / "td2.npz")]):
+        r = runner.invoke(main, args + ["--games", "8", "--hidden", "4", "--round-games", "8",
+                                        "--quiet"])
+        assert r.exit_code == 0 and "8 games" in r.output, r.output
 
 
 @pytest.mark.parametrize("args, code, words", [
