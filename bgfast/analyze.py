@@ -54,10 +54,11 @@ import numpy as np
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import cores, ordered_map
 from .errors import BgfastError, InvalidRecordError
-from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_position_text
+from .cube import CubeContext
+from .formats import MatchState, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
 
-__all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
+__all__ = ["Record", "parse_record", "read_records", "analyze_record",
            "AnalysisSettings", "run", "ROW_FIELDS", "html_report", "RUN_RECORD"]
 
 
@@ -66,56 +67,12 @@ __all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record"
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Context:
-    """Cube and score, seen from the player on roll."""
-
-    cube: int = 1
-    owner: str = "centre"              # 'centre', 'me' or 'opp'
-    length: int = 0                    # 0 = money
-    score_me: int = 0
-    score_opp: int = 0
-    crawford: bool = False
-    jacoby: bool = False
-    beavers: bool = False
-
-    @classmethod
-    def from_match_state(cls, state: MatchState, xgid: XGID | None = None) -> "Context":
-        """The context of ``state`` for its player on roll; ``xgid`` (the XGID
-        ``state`` came from) adds the money beaver rule a Match ID lacks."""
-        me = state.player_on_roll
-        if state.cube_owner == CubeOwner.CENTRED:
-            owner = "centre"
-        else:
-            owner = "me" if int(state.cube_owner) == me else "opp"
-        return cls(cube=state.cube_value, owner=owner, length=state.match_length,
-                   score_me=state.score[me], score_opp=state.score[1 - me],
-                   crawford=state.crawford, jacoby=state.jacoby and state.match_length == 0,
-                   beavers=bool(xgid is not None and xgid.match_length == 0 and xgid.rules & 2))
-
-    @property
-    def is_money(self) -> bool:
-        return self.length == 0
-
-    def describe(self) -> str:
-        return self._text
-
-    @functools.cached_property
-    def _cube(self):                 # kept: the analysis decides at each block's contexts
-        return _cube_params(self)
-
-    @functools.cached_property
-    def _text(self) -> str:          # kept: the analysis names each block's contexts
-        where = "money" if self.is_money else f"{self.score_me}-{self.score_opp} to {self.length}"
-        return f"{where}, cube {self.cube} ({self.owner})" + (", Crawford" if self.crawford else "")
-
-
-@dataclass(frozen=True)
 class Record:
     line: int
     text: str
     position: Position
     dice: tuple | None = None
-    context: Context = field(default_factory=Context)
+    context: CubeContext = field(default_factory=CubeContext)
 
 
 def _looks_like_match_id(token: str) -> bool:
@@ -130,10 +87,10 @@ def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
         raise InvalidRecordError("empty line")
     head, rest = tokens[0], tokens[1:]
     dice = None
-    context = Context()
+    context = CubeContext()
     if ":" in head or head.upper().startswith("XGID="):
         pos, ms, xg = parse_position_text(head)
-        context = Context.from_match_state(ms, xg)
+        context = CubeContext.from_match_state(ms, xg)
         dice = ms.dice
     else:
         pos = known.get(head) if known else None
@@ -141,7 +98,7 @@ def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
             pos = Position.from_position_id(head)
         if rest and _looks_like_match_id(rest[0]):
             ms = MatchState.from_match_id(rest[0])
-            context = Context.from_match_state(ms)
+            context = CubeContext.from_match_state(ms)
             dice = ms.dice
             rest = rest[1:]
     if rest:
@@ -245,34 +202,20 @@ def _probabilities(positions: list, settings: AnalysisSettings):
     return out
 
 
-def decide_cube(pos: Position, ctx: Context, probs, exact=None):
+def decide_cube(pos: Position, ctx: CubeContext, probs, exact=None):
     """The :class:`bgfast.cube.CubeDecision` of the player on roll in ``pos``
     at ``ctx`` from its cubeless ``probs`` (``exact``: a two-sided bear-off
     probe result, whose exact cubeful money equities replace Janowski's)."""
-    from .cube import MoneyRules, cube_decision
-    from .met import MatchScore
+    from .cube import cube_decision
 
-    match = None if ctx.is_money else MatchScore(ctx.length, ctx.score_me, ctx.score_opp,
-                                                 crawford=ctx.crawford)
     exact_money = None
-    if exact is not None and exact.cubeful_no_double is not None and not ctx.jacoby:
+    if exact is not None and exact.cubeful_no_double is not None and not ctx.rules.jacoby:
         nd = exact.cubeful_no_double
         exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
-    return cube_decision(probs, cube=ctx.cube, owner=ctx.owner, match=match,
-                         money=MoneyRules(jacoby=ctx.jacoby, beavers=ctx.beavers) if ctx.is_money else None,
-                         position=pos, exact_money=exact_money)
+    return cube_decision(probs, **ctx.decision_args(), position=pos, exact_money=exact_money)
 
 
-def game_context(game, player: int) -> Context:
-    """The cube and score of a :class:`bgfast.game.Game`, seen from ``player``."""
-    owner = "centre" if game.cube_owner is None else ("me" if game.cube_owner == player else "opp")
-    return Context(cube=game.cube_value, owner=owner, length=game.match_length,
-                   score_me=game.score[player], score_opp=game.score[1 - player],
-                   crawford=game.crawford, jacoby=game.is_money and game.rules.jacoby,
-                   beavers=game.is_money and game.rules.beaver)
-
-
-def _cube_fields(pos: Position, ctx: Context, probs, exact) -> dict:
+def _cube_fields(pos: Position, ctx: CubeContext, probs, exact) -> dict:
     """The cube decision of ``pos`` at ``ctx`` as row fields: action, the
     three equities and the take point."""
     dec = decide_cube(pos, ctx, probs, exact)
@@ -306,7 +249,7 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
     pips = pos.pip_count()
     epc_me, epc_opp = epcs if epcs is not None else _epcs(pos.board[None])[0]
     row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
-           "context": rec.context.describe(),
+           "context": rec.context.label,
            "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
            "class": cls.name.lower(), "pips_on_roll": pips[0], "pips_opponent": pips[1],
            "epc_on_roll": epc_me, "epc_opponent": epc_opp, "ply": settings.ply}
@@ -354,13 +297,13 @@ _MATCH_IDS: dict = {}
 
 
 def _match_entry(token: str):
-    """(Context, dice) of a Match ID, or None if it does not decode (cached
+    """(CubeContext, dice) of a Match ID, or None if it does not decode (cached
     per process: a file holds few distinct Match IDs)."""
     hit = _MATCH_IDS.get(token, _NO_ENTRY)
     if hit is _NO_ENTRY:
         try:
             ms = MatchState.from_match_id(token)
-            hit = (Context.from_match_state(ms), ms.dice)
+            hit = (CubeContext.from_match_state(ms), ms.dice)
         except BgfastError:
             hit = None
         if len(_MATCH_IDS) >= 1 << 16:
@@ -478,28 +421,6 @@ def _action_texts() -> tuple:
     return tuple(tuple(a.text(redouble) for a in ACTIONS) for redouble in (False, True))
 
 
-def _cube_params(context: Context):
-    """The cube kernel's numbers for the rows at ``context``: (match, a, b,
-    state, cube, owner, jacoby, beavers), or None where the context is not
-    possible (checked by :func:`bgfast.cube.cube_decisions` itself)."""
-    from .cube import _OWNER_CODES, MoneyRules, _state, cube_decisions
-    from .met import MatchScore
-
-    try:
-        match = None if context.is_money else MatchScore(
-            context.length, context.score_me, context.score_opp, crawford=context.crawford)
-        money = MoneyRules(jacoby=context.jacoby, beavers=context.beavers) if match is None else None
-        cube_decisions(np.array([[0.5, 0.0, 0.0, 0.0, 0.0]]), cube=context.cube,
-                       owner=context.owner, match=match, money=money)
-    except BgfastError:
-        return None
-    if match is None:
-        return (0, 1, 1, 0, context.cube, _OWNER_CODES[context.owner], int(context.jacoby),
-                int(context.beavers))
-    return (1, match.away_me, match.away_opp, _state(match), context.cube,
-            _OWNER_CODES[context.owner], 0, 0)
-
-
 def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
     """The cube decisions of ``rows`` (``ctx``: their indices into
     ``contexts``) into the formatter's columns (``out_cube`` float64[m,
@@ -507,31 +428,25 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     value columns there; otherwise the first four, those the formatter
     reads, are copied to ``rows``), money and match rows in one kernel
     call, each at its own score, cube and rules.  Returns the rows whose
-    context or probabilities are not possible (for the one-record path,
-    which names the error)."""
-    from .cube import _OWNER_CODES, _checked, _context_decisions
+    probabilities are not possible (for the one-record path, which names
+    the error)."""
+    from .cube import _OWNER_CODES, ContextColumn, _checked, _context_decisions
     from .met import get_table
 
-    params = np.zeros((len(contexts), 8), dtype=np.int64)
-    possible = np.zeros(len(contexts), dtype=bool)
-    for c, context in enumerate(contexts):
-        values = context._cube
-        if values is not None:
-            params[c] = values
-            possible[c] = True
+    params = np.array([c.kernel_row() for c in contexts], dtype=np.int64)
     # each context's action texts: with a redouble where the roller owns the cube
     texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
-    labels = texts[(params[:, 5] == _OWNER_CODES["me"]).astype(np.int64)].ravel()
+    labels = texts[(params[:, ContextColumn.OWNER] == _OWNER_CODES["me"]).astype(np.int64)].ravel()
     whole = rows.size == len(probs)                     # every row (in order): no copies
     p = probs if whole else probs[rows]
     p, status = _checked(p)                             # as cube_decision checks them
-    ok = (status == 0) & possible[ctx]
+    ok = status == 0
     bad = rows[~ok]
     if not ok.all():
         rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
         whole = False
     exact = nd if whole else nd[rows]
-    jacoby = params[:, 6] != 0
+    jacoby = params[:, ContextColumn.JACOBY] != 0
     if jacoby.any():                                    # the Jacoby rule: Janowski's equities
         exact = exact.copy()
         exact[jacoby[ctx]] = np.nan
@@ -571,7 +486,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     if settings.rollout_games > 0:
         status[:] = 1
     # contexts: one per distinct Match ID (the scan numbers them: tok)
-    contexts = [Context()]
+    contexts = [CubeContext()]
     ctx_of = {contexts[0]: 0}
     ctx = np.zeros(m, dtype=np.int32)
     tokens = sc["mid"]
@@ -613,7 +528,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
     entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
                              np.where(exact, sources[1], sources[0]))
-    ctx_codes = np.asarray([table(c.describe()) for c in contexts], dtype=np.int32)
+    ctx_codes = np.asarray([table(c.label) for c in contexts], dtype=np.int32)
     entries[:, 0] = ctx_codes[ctx]
     every = fast.size == m                 # every line read here: whole columns, no copies
     if every:
@@ -1118,7 +1033,7 @@ def flag_of(loss: float) -> str:
     return ""
 
 
-def _cube_numbers(pos: Position, ctx: Context, settings: AnalysisSettings):
+def _cube_numbers(pos: Position, ctx: CubeContext, settings: AnalysisSettings):
     probs, _source, exact = _probabilities([pos], settings)[0]
     c = _cube_fields(pos, ctx, probs, exact)
     return c["no_double"], c["double_take"], c["double_pass"], c["cube_action"]
@@ -1140,14 +1055,14 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
         if action.kind == "roll" and replay.can_double():
             p = replay.turn
             pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, game_context(replay, p), settings)
+            nd, dt, dp, proper = _cube_numbers(pos, CubeContext.from_game(replay, p), settings)
             loss = max(0.0, min(dt, dp) - nd)
             row = {"kind": "cube", "player": p, "played": "no double", "best": proper,
                    "equity_played": nd, "equity_best": max(nd, min(dt, dp)), "loss": loss}
         elif action.kind == "double":
             p = replay.turn
             pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, game_context(replay, p), settings)
+            nd, dt, dp, proper = _cube_numbers(pos, CubeContext.from_game(replay, p), settings)
             loss = max(0.0, nd - min(dt, dp))
             row = {"kind": "cube", "player": p, "played": "double", "best": proper,
                    "equity_played": min(dt, dp), "equity_best": max(nd, min(dt, dp)), "loss": loss}

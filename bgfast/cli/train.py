@@ -7,6 +7,7 @@ from click.core import ParameterSource
 
 from .._progress import Progress
 from . import emit_json, main
+from ._options import json_option
 
 
 class _TrainGroup(click.Group):
@@ -46,7 +47,7 @@ def train():
               help="Start from these weights instead of random ones (a net of the previous "
                    "input layout, without features, gets zero feature weights).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the training state as JSON.")
+@json_option("Print the training state as JSON.")
 def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
              init, quiet, as_json):
     """Train the net by TD(lambda) self-play and write the weights to OUT (.npz)."""
@@ -104,7 +105,7 @@ def _fit_default(name):
 @click.option("--resume", is_flag=True,
               help="Continue the run checkpointed in OUT.ckpt (a new run if there is none).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
                             weighting, val_fraction, seed, hidden, classes, checkpoint_steps, resume, quiet,
@@ -143,7 +144,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the dice.")
 @click.option("--threads", type=click.IntRange(1, 256), default=None,
               help="Worker threads, at most 256 (default: all cores); the result does not depend on it.")
-@click.option("--json", "as_json", is_flag=True, help="Output JSON.")
+@json_option("Output JSON.")
 def duel(a, b, games, seed, threads, as_json):
     """Cubeless money duel of A against B with duplicate dice.
 
@@ -172,7 +173,7 @@ def duel(a, b, games, seed, threads, as_json):
 @click.option("--alpha", type=float, default=0.01, show_default=True, help="Learning rate.")
 @click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def train_supervised(out, init, games, plies, seed, alpha, epochs, quiet, as_json):
     """Supervised phase: train the net towards its own look-ahead values."""
     from ..train import supervise
