@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .analyze import AnalysisSettings, Context, _probabilities, decide_cube, parse_record
+from .cube import CubeContext
 from .errors import BgfastError, InvalidDiceError
 from .evaluate import PROB_NAMES, rank_plays
 from .formats import check_dice
@@ -202,8 +203,6 @@ def _rollout_settings(trials: int, seed: int):
 
 
 def _play_hint(pos, dice, ctx, ply, evaluator, top, trials, n_rollout, seed, cubeless) -> Hint:
-    from .cube import CubeContext
-
     cube = None if cubeless else CubeContext.of(ctx)
     ranked = rank_plays(pos, dice[0], dice[1], plies=ply, evaluator=evaluator, cube=cube)
     if top is not None:
