@@ -4,11 +4,11 @@ table lookups, 0-ply play choice.
 
 See ``bgfast.evaluate`` for the public API.  Evaluator slots: EVAL_COMPOSITE
 (finished games exactly, bear-offs from the installed tables, else the
-calibrated pubeval) and EVAL_PUBEVAL (calibrated pubeval alone); the neural
-net will take the next slot.  Policies: POLICY_PUBEVAL (the raw score,
+calibrated pubeval) and EVAL_PUBEVAL (calibrated pubeval alone); slots from
+NUM_EVALUATORS on are registered by other kernels (register_evaluator_slot).  Policies: POLICY_PUBEVAL (the raw score,
 weights of the position before the move, like pubeval and gnubg's
 pub_best_move) and POLICY_EVAL (the best cubeless equity for the mover).  The weights and the calibration
-are not in this file: ``bgfast.evaluate`` loads them from ``bgfast/data/pubeval``
+are not in this file: ``bgfast._evaluator`` loads them from ``bgfast/data/pubeval``
 at import and installs them with :func:`set_pubeval_weights` and
 :func:`set_calibration`.
 """
@@ -105,30 +105,6 @@ def calibration_features(const uint8_t[:, :, ::1] boards):
         for i in range(n):
             cal_features(&boards[i, 0, 0], board_contact(&boards[i, 0, 0]), &o[i, 0])
     return out
-
-
-cdef inline int _rearmost(const uint8_t* row) noexcept nogil:
-    """The highest slot (0..24) holding a checker of this row, or -1 for none."""
-    cdef int i = 24
-    while i >= 0 and not row[i]:
-        i -= 1
-    return i
-
-
-cdef bint board_contact(const uint8_t* b) noexcept nogil:
-    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
-    return b0 >= 0 and b1 >= 0 and b0 + b1 >= 23
-
-
-cdef int board_class(const uint8_t* b) noexcept nogil:
-    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
-    if b0 < 0 or b1 < 0:               # a side has no checker left
-        return 0
-    if b0 + b1 >= 23:
-        return 3
-    if b0 <= 5 and b1 <= 5:
-        return 1
-    return 2
 
 
 cdef double pub_score(const uint8_t* b, bint contact) noexcept nogil:
@@ -535,14 +511,3 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
     finally:
         movegen_free(&g)
     return counts, results
-
-
-def board_classes(const uint8_t[:, :, ::1] boards):
-    """PositionClass codes as computed by the kernels (checked against position.classify_boards)."""
-    cdef Py_ssize_t n = boards.shape[0], i
-    out = np.empty(n, dtype=np.int8)
-    cdef int8_t[::1] o = out
-    with nogil:
-        for i in range(n):
-            o[i] = <int8_t>board_class(&boards[i, 0, 0])
-    return out

@@ -124,7 +124,7 @@ def read_records(lines: Iterable[str], start_after: int = 0) -> Iterator[tuple[i
 # analysing one record
 # ---------------------------------------------------------------------------
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+from .evaluate import PROB_NAMES  # noqa: E402  (the order of the probability columns)
 ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips_on_roll",
                "pips_opponent", "epc_on_roll", "epc_opponent", "source", "ply"]
               + list(PROB_NAMES)

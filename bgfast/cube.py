@@ -56,7 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _cube as _k
-from ._evaluate import board_classes
+from ._board import board_classes
 from .errors import InvalidCubeError, InvalidScoreError, MissingTableError
 from .formats import CubeOwner, MatchState
 from .met import MatchEquityTable, MatchScore, get_table
@@ -718,7 +718,7 @@ def _check_match(match, cube: int, owner: str, met) -> MatchEquityTable:
     if max(match.away_me, match.away_opp) > table.max_away:
         raise MissingTableError(
             f"{match.away_me}-away vs {match.away_opp}-away is beyond table {table.name!r} "
-            f"(up to {table.max_away}-away); pass a longer table from bgfast.met.generate")
+            f"(up to {table.max_away}-away); pass a longer table from bgfast.metgen.generate")
     return table
 
 

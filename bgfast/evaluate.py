@@ -19,7 +19,7 @@ Evaluators:
   ``bgfast/data/pubeval``).  It gives a score, not probabilities: the
   probabilities are a logistic calibration of the score and a few race
   features (pips, checkers off, on the bar) fitted on seeded pubeval
-  self-play (``calibration.json``, see :func:`fit_pubeval_calibration`).
+  self-play (``calibration.json``, see :func:`bgfast.train.fit_pubeval_calibration`).
 * ``composite`` -- picks per position: finished -> exact result, bear-off ->
   exact or race table, otherwise calibrated pubeval;
 * ``net`` -- bgfast's own neural net (``bgfast.net``) with the same exact
@@ -31,82 +31,36 @@ The composite evaluator and the pubeval move choice also exist in C
 """
 from __future__ import annotations
 
-import abc
-
-import json
-import warnings
 from dataclasses import dataclass
-from importlib import resources
 from typing import Callable
 
 import numpy as np
 
 from . import _evaluate as _k
 from . import cube as _cube
-from .errors import BgfastError, DatabaseError, InvalidPositionError
+from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
+                         ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
+                         pubeval_weights)
+from .errors import BgfastError, InvalidPositionError
 from .formats import check_dice
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _kernel_failure, legal_plays_batch
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, Play, _kernel_failure, legal_plays_batch
 from .position import Position, PositionClass, as_board, as_boards, classify_boards
 
 __all__ = [
     "PROB_NAMES", "Evaluation", "Evaluator", "PubevalEvaluator", "ExactEvaluator",
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
-    "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
+    "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "calibration",
     "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
 ]
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 POLICY_PUBEVAL = 0
 POLICY_EVAL = 1
 EVAL_COMPOSITE = 0   # kernel slots: pubeval + bear-off tables + finished games,
 EVAL_PUBEVAL = 1     # calibrated pubeval alone
 
 
-# ---------------------------------------------------------------- data files
-
-def _data(name: str):
-    return resources.files("bgfast") / "data" / "pubeval" / name
-
-
-def pubeval_weights() -> dict[str, np.ndarray]:
-    """Tesauro's weights, ``{"race": float64[122], "contact": float64[122]}``,
-    read from ``bgfast/data/pubeval/weights.csv``."""
-    rows = {}
-    for line in _data("weights.csv").read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        name, *vals = line.split(",")
-        rows[name.strip()] = np.array([float(v) for v in vals], dtype=np.float64)
-    if set(rows) != {"race", "contact"} or any(len(v) != 122 for v in rows.values()):
-        raise RuntimeError("bgfast/data/pubeval/weights.csv is damaged")
-    return rows
-
-
-def _load_calibration() -> np.ndarray:
-    doc = json.loads(_data("calibration.json").read_text())
-    return np.ascontiguousarray(
-        [[doc[cls][name] for name in PROB_NAMES] for cls in ("race", "contact")], dtype=np.float64)
-
-
-_W = pubeval_weights()
-_k.set_pubeval_weights(_W["race"], _W["contact"])
-_k.set_calibration(_load_calibration())
-
-
 # ---------------------------------------------------------------- helpers
-
-def equity(probs) -> np.ndarray:
-    """Cubeless equity of probabilities ``[..., 5]``."""
-    p = np.asarray(probs, dtype=np.float64)
-    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
-
-
-def invert(probs) -> np.ndarray:
-    """The same probabilities seen from the other player."""
-    p = np.asarray(probs, dtype=np.float64)
-    return np.stack([1 - p[..., 0], p[..., 3], p[..., 4], p[..., 1], p[..., 2]], axis=-1)
-
 
 def pubeval_score(boards, *, contact=None) -> np.ndarray | float:
     """Tesauro's score of boards for the side NOT on roll (row 0), i.e. a
@@ -126,76 +80,6 @@ def pubeval_score(boards, *, contact=None) -> np.ndarray | float:
     return float(out[0]) if single else out
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """Probabilities for the player on roll and the cubeless equity."""
-
-    probs: tuple
-    equity: float
-    evaluator: str = ""
-
-    def to_dict(self) -> dict:
-        return {"evaluator": self.evaluator, **dict(zip(PROB_NAMES, self.probs)),
-                "equity": self.equity}
-
-
-def _boards_and_dice(boards, dice) -> tuple[np.ndarray, np.ndarray]:
-    """Checked ``uint8[N, 2, 25]`` boards and ``int64[N, 2]`` dice (one pair
-    for all boards, or one per board) for the play-choosing kernels."""
-    b = as_boards(boards)
-    return b, _as_dice(dice, b.shape[0])
-
-
-# ---------------------------------------------------------------- evaluators
-
-class Evaluator(abc.ABC):
-    """Base class: implement :meth:`evaluate_batch`.
-
-    ``kernel`` is the evaluator's slot in the C kernels (rollouts), or None
-    for a Python-only evaluator.  :meth:`choose` is the 0-ply play choice
-    (best result for the mover); subclasses may override it with a kernel.
-    """
-
-    name = "evaluator"
-    kernel: int | None = None
-
-    @abc.abstractmethod
-    def evaluate_batch(self, boards) -> np.ndarray:
-        """``uint8[N, 2, 25]`` -> ``float64[N, 5]`` probabilities for the player on roll."""
-
-    def covers(self, boards) -> np.ndarray:
-        """Which boards this evaluator can evaluate (all, by default)."""
-        return np.ones(as_boards(boards).shape[0], dtype=bool)
-
-    def evaluate(self, position) -> Evaluation:
-        b = position.board if isinstance(position, Position) else as_board(position)
-        p = self.evaluate_batch(b[None])[0]
-        return Evaluation(tuple(float(x) for x in p), float(equity(p)), self.name)
-
-    def equity_batch(self, boards) -> np.ndarray:
-        return equity(self.evaluate_batch(boards))
-
-    def choose(self, boards, dice) -> tuple[np.ndarray, np.ndarray]:
-        """0-ply play of each (board, dice): ``(counts int64[N], results uint8[N,2,25])``,
-        results with the turn passed; count 0 = the roll cannot be played.
-
-        ``dice`` is one pair for every board or one pair per board.  The
-        boards and the dice are checked (:class:`InvalidPositionError`,
-        :class:`InvalidDiceError`) before any kernel sees them."""
-        b, d = _boards_and_dice(boards, dice)
-        offsets, results = legal_plays_batch(b, d, validate=False)
-        counts = np.diff(offsets)
-        out = b[:, ::-1, :].copy()
-        if results.shape[0]:
-            eq = -self.equity_batch(results)          # for the mover
-            owner = np.repeat(np.arange(b.shape[0]), counts)
-            # first play with the highest equity in each group
-            order = np.lexsort((np.arange(len(eq)), -eq, owner))
-            first = order[np.r_[0, np.flatnonzero(np.diff(owner[order])) + 1]]
-            out[owner[first]] = results[first]
-        return counts, out
-
-
 class PubevalEvaluator(Evaluator):
     """Tesauro's pubeval: probabilities from the calibrated score (finished
     games exactly); plays chosen by the raw score with the weights of the
@@ -209,7 +93,7 @@ class PubevalEvaluator(Evaluator):
         return _k.evaluate_probs(as_boards(boards), self.kernel, nthreads)
 
     def choose(self, boards, dice):
-        b, d = _boards_and_dice(boards, dice)
+        b, d = boards_and_dice(boards, dice)
         counts, results = _k.choose_plays(b, d, self.policy, self.kernel)
         if counts.size and counts.min() < 0:
             i = int(np.flatnonzero(counts < 0)[0])
@@ -220,57 +104,7 @@ class PubevalEvaluator(Evaluator):
 def calibration() -> np.ndarray:
     """The installed pubeval calibration ``float64[2, 5, F]``: class (race,
     contact) x outcome x coefficients of the features ``_evaluate.CAL_FEATURES``."""
-    return _load_calibration()
-
-
-_TABLES = None
-
-
-def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
-    """Give the kernels the bear-off tables (defaults: ``bgfast.bearoff``'s
-    cached 6-point one-sided and 6x6 two-sided tables, built on first use).
-    The two-sided cubeless equities are copied into a dense ``float64[N, N]``
-    matrix (6.8 MB for 6 checkers; fine up to about 8 checkers a side)."""
-    global _TABLES
-    from . import bearoff
-
-    os_t = one_sided if one_sided is not None else bearoff.default_one_sided()
-    ts_t = two_sided if two_sided is not None else bearoff.default_two_sided()
-    n = ts_t.size
-    idx = np.arange(n, dtype=np.int64)
-    ii, jj = np.meshgrid(idx, idx, indexing="ij")
-    eq = np.ascontiguousarray(ts_t.values(ii.ravel(), jj.ravel())[:, 0].reshape(n, n))
-    r = np.ascontiguousarray(os_t.dist_r, dtype=np.float32)
-    g = np.ascontiguousarray(os_t.dist_g, dtype=np.float32)
-    sr = np.ascontiguousarray(os_t.start_r, dtype=np.uint8)
-    sg = np.ascontiguousarray(os_t.start_g, dtype=np.uint8)
-    _k.set_tables(eq, int(ts_t.checkers), r, g, sr, sg)
-    _TABLES = (os_t, ts_t)
-
-
-_TABLE_ERROR = None
-
-
-def _ensure_tables() -> None:
-    """Install the default bear-off tables once.  If they cannot be built or
-    read (e.g. no writable cache directory), warn once and go on without
-    them: the composite evaluator and rollouts then use pubeval for
-    bear-offs, and the exact and race evaluators raise DatabaseError."""
-    global _TABLE_ERROR
-    if _TABLES is None and _TABLE_ERROR is None:
-        try:
-            install_bearoff_tables()
-        except (OSError, DatabaseError) as exc:
-            _TABLE_ERROR = exc
-            warnings.warn(f"bear-off tables unavailable ({exc}); bear-offs are evaluated "
-                          "with pubeval", RuntimeWarning, stacklevel=2)
-
-
-def _tables():
-    _ensure_tables()
-    if _TABLES is None:
-        raise DatabaseError(f"the bear-off tables are unavailable: {_TABLE_ERROR}")
-    return _TABLES
+    return load_calibration()
 
 
 class ExactEvaluator(Evaluator):
@@ -281,7 +115,7 @@ class ExactEvaluator(Evaluator):
 
     def covers(self, boards) -> np.ndarray:
         b = as_boards(boards)
-        inside = _tables()[1].probe_batch(b)["inside"]
+        inside = bearoff_tables()[1].probe_batch(b)["inside"]
         return inside | (classify_boards(b) == PositionClass.OVER)
 
     def evaluate_batch(self, boards) -> np.ndarray:
@@ -310,7 +144,7 @@ class RaceEvaluator(Evaluator):
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise InvalidPositionError(f"board {i} is not a bear-off position")
-        out = _tables()[0].probe_batch(b)["probs"]
+        out = bearoff_tables()[0].probe_batch(b)["probs"]
         over = classify_boards(b) == PositionClass.OVER
         if over.any():
             out[over] = _k.evaluate_probs(np.ascontiguousarray(b[over]), EVAL_COMPOSITE)
@@ -320,7 +154,7 @@ class RaceEvaluator(Evaluator):
 class CompositeEvaluator(PubevalEvaluator):
     """Per position class: finished -> result, bear-off -> exact (<= 6
     checkers a side) or one-sided race table, race and contact -> calibrated
-    pubeval (the neural net will take this part).  This is what the rollout
+    pubeval (the ``net`` evaluator puts the net there).  This is what the rollout
     kernel evaluates with.  Plays are chosen by the best equity for the
     mover (the rollouts' ``evaluator`` policy)."""
 
@@ -329,11 +163,11 @@ class CompositeEvaluator(PubevalEvaluator):
     policy = POLICY_EVAL
 
     def evaluate_batch(self, boards, nthreads: int = 1) -> np.ndarray:
-        _ensure_tables()
+        ensure_tables()
         return super().evaluate_batch(boards, nthreads)
 
     def choose(self, boards, dice):
-        _ensure_tables()
+        ensure_tables()
         return super().choose(boards, dice)
 
 
@@ -409,8 +243,8 @@ def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
 def _cubeful_table():
     """The installed two-sided bear-off table (its exact cubeful money
     equities serve the cubeful search), or None without tables."""
-    _ensure_tables()
-    return None if _TABLES is None else _TABLES[1]
+    tables = bearoff_tables(required=False)
+    return None if tables is None else tables[1]
 
 
 def cubeful_equity(boards, cube, *, plies: int = 0, evaluator="net") -> "_cube.CubefulValues":
@@ -506,8 +340,6 @@ class RankedBatch:
     def ranked(self, i: int, before: Position, top: int | None = None) -> list["RankedPlay"]:
         """Board i's plays as :class:`RankedPlay` objects, best first (the
         best ``top`` only; notation is made just for those)."""
-        from .movegen import Play
-
         rows = self.order[self.offsets[i]:self.offsets[i + 1]]
         if top is not None:
             rows = rows[:top]
@@ -531,7 +363,7 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     filtered plays of all boards together.  ``cube``: one cube context for
     every board or one per board (see :func:`rank_plays`)."""
     ev = get_evaluator(evaluator)
-    b, d = _boards_and_dice(boards, dice)
+    b, d = boards_and_dice(boards, dice)
     offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
@@ -609,65 +441,3 @@ def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="net"):
     """The chosen play (a :class:`bgfast.movegen.Play`), or None if the roll cannot be played."""
     ranked = rank_plays(position, d1, d2, plies=plies, evaluator=evaluator)
     return ranked[0].play if ranked else None
-
-
-# ---------------------------------------------------------------- calibration
-
-def _logistic_fit(X: np.ndarray, y: np.ndarray, iters: int = 50, ridge: float = 1.0) -> np.ndarray:
-    """Maximum-likelihood w of P(y) = 1 / (1 + exp(-X w)), by Newton (X's last
-    column = 1), with a small ridge on the other coefficients (it keeps them
-    finite when a feature separates the outcomes, e.g. no gammon once a
-    checker is off)."""
-    w = np.zeros(X.shape[1])
-    w[-1] = float(np.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6)))
-    R = ridge * np.eye(X.shape[1])
-    R[-1, -1] = 1e-9
-    for _ in range(iters):
-        z = np.clip(X @ w, -40, 40)
-        p = 1 / (1 + np.exp(-z))
-        g = X.T @ (y - p) - R @ w
-        H = (X * (p * (1 - p))[:, None]).T @ X + R
-        step = np.linalg.solve(H, g)
-        w = w + step
-        if np.abs(step).max() < 1e-10:
-            break
-    return w
-
-
-def fit_pubeval_calibration(games: int = 20000, seed: int = 1, batch: int = 2000) -> dict:
-    """Fit the logistic map from pubeval's score (and a few race features) to
-    the 5 probabilities, on seeded pubeval self-play from the opening: every
-    play's result with the game's final outcome for its mover.  Returns the
-    ``calibration.json`` document (per class race/contact, per outcome the
-    coefficients of ``_evaluate.CAL_FEATURES``) with sample sizes and
-    log-losses."""
-    from . import _rollout
-
-    feats, outs, contact = [], [], []
-    for first in range(0, int(games), batch):
-        n = min(batch, int(games) - first)
-        boards, parity, gid, results, winner = _rollout.selfplay_samples(
-            n, int(seed), POLICY_PUBEVAL, first)
-        same = parity == winner[gid]
-        outs.append(np.where(same[:, None], results[gid], invert(results[gid])))
-        feats.append(_k.calibration_features(boards))
-        contact.append(classify_boards(boards) == PositionClass.CONTACT)
-    F, Y, C = np.concatenate(feats), np.concatenate(outs), np.concatenate(contact)
-    doc = {"games": int(games), "seed": int(seed), "policy": "pubeval",
-           "features": list(_k.CAL_FEATURES),
-           "note": "P(outcome for the mover) = 1/(1+exp(-sum(coef * feature))) for a play's "
-                   "result (mover in row 0); score = pubeval with the weights of the result's "
-                   "own class; pips = (opponent pips - mover pips)/sqrt(pip sum); off = "
-                   "checkers borne off / 15; bar = checkers on the bar"}
-    for cname, mask in (("race", ~C), ("contact", C)):
-        X, y = F[mask], Y[mask]
-        doc[cname] = {}
-        loss = {}
-        for k, name in enumerate(PROB_NAMES):
-            w = _logistic_fit(X, y[:, k])
-            doc[cname][name] = [float(v) for v in w]
-            p = np.clip(1 / (1 + np.exp(-np.clip(X @ w, -40, 40))), 1e-12, 1 - 1e-12)
-            loss[name] = float(-(y[:, k] * np.log(p) + (1 - y[:, k]) * np.log(1 - p)).mean())
-        doc[cname + "_samples"] = int(mask.sum())
-        doc[cname + "_logloss"] = loss
-    return doc

@@ -41,7 +41,7 @@ import numpy as np
 from . import _net
 from ._files import atomic_open
 from .errors import DatabaseError
-from .evaluate import Evaluator, register_evaluator, _boards_and_dice, _ensure_tables
+from ._evaluator import Evaluator, boards_and_dice, ensure_tables
 from .movegen import _kernel_failure
 from .position import as_boards
 
@@ -95,13 +95,13 @@ class Net:
         """0-ply probabilities float64[N, 5] for the player on roll."""
         b = as_boards(boards)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         return self.model.evaluate(b, tables, nthreads)
 
     def evaluate_plies(self, boards, plies: int, *, tables: bool = True) -> np.ndarray:
         b = as_boards(boards)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         return self.model.evaluate_plies(b, int(plies), tables)
 
     def choose(self, boards, dice, *, plies: int = 0, noise: float = 0.0, seed: int = 0,
@@ -109,9 +109,9 @@ class Net:
         """The play chosen for each (board, dice) at ``plies`` (0, 1, 2) with
         Gaussian equity noise of std ``noise`` (seeded): ``(counts int64[N],
         results uint8[N, 2, 25])``, results with the turn passed."""
-        b, d = _boards_and_dice(boards, dice)
+        b, d = boards_and_dice(boards, dice)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         counts, results = self.model.choose(b, d, int(plies), float(noise), int(seed) & (2**64 - 1),
                                             tables)
         if counts.size and counts.min() < 0:
@@ -232,7 +232,7 @@ class NetEvaluator(Evaluator):
     look-ahead; :meth:`choose` picks plays at that depth."""
 
     name = "net"
-    kernel = None          # not a slot of the rollout kernel (yet)
+    kernel = None          # no fixed slot: rollouts install the net in one (rollout.NET_EVALUATOR_SLOT)
 
     def __init__(self, net: Net | str | os.PathLike | None = None, plies: int = 0,
                  nthreads: int = 1):
@@ -252,5 +252,3 @@ class NetEvaluator(Evaluator):
     def choose(self, boards, dice):
         return self.net.choose(boards, dice, plies=self.plies)
 
-
-register_evaluator("net", NetEvaluator)

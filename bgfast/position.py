@@ -398,23 +398,10 @@ def classify_boards(boards: np.ndarray) -> np.ndarray:
     Contact means some checker of one side still has an opposing checker in
     front of it: the on-roll side's rearmost checker (highest point, bar =
     25) is behind the opponent's rearmost checker seen from the same side.
+    The rule is written once, in the board kernel (``bgfast._board``), which
+    every other kernel uses too.
     """
-    boards = np.asarray(boards)
-    n = boards.shape[0]
-    present = boards > 0
-    totals = boards.sum(axis=2)
-    idx = np.arange(25)
-    # rearmost checker index per side (-1 if none)
-    back = np.where(present, idx, -1).max(axis=2)
-    # side 1's rearmost at its index b1 is the opponent's point 24 - b1 (index 23 - b1);
-    # contact iff that lies beyond side 0's rearmost, i.e. b1 + b0 >= 23 (bars count as 24)
-    contact = (back[:, 0] >= 0) & (back[:, 1] >= 0) & (back[:, 0] + back[:, 1] >= 23)
-    home = (np.where(present, idx, -1).max(axis=2) <= 5)
-    out = np.full(n, PositionClass.RACE, dtype=np.int8)
-    out[home.all(axis=1)] = PositionClass.BEAROFF
-    out[contact] = PositionClass.CONTACT
-    out[(totals == 0).any(axis=1)] = PositionClass.OVER
-    return out
+    return _board.board_classes(np.ascontiguousarray(boards, dtype=np.uint8))
 
 
 # ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from . import _rollout
 from ._workers import WorkerError, cores, ordered_map
 from .errors import BgfastError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
-                       _ensure_tables, invert)
+                       ensure_tables as _ensure_tables, invert)
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 

@@ -8,6 +8,9 @@ outputs).  Game ``k`` uses the dice stream seeded by ``(seed, k)``, so the
 weights depend only on the seed and the hyper-parameters, never on the number
 of threads, and a run resumed from a checkpoint ends with the same weights as
 an uninterrupted run.
+
+:func:`supervise` trains on rollout labels; :func:`fit_pubeval_calibration`
+fits the map from pubeval's score to probabilities (``calibration.json``).
 """
 from __future__ import annotations
 
@@ -22,12 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _evaluate, _rollout
 from . import net as _netmod
 from ._files import atomic_open, check_writable
 from ._progress import Progress
+from .evaluate import POLICY_PUBEVAL, PROB_NAMES, invert
+from .position import PositionClass, classify_boards
 
-__all__ = ["train", "supervise", "STEP", "fit", "FitSettings", "NET_OF_CLASS", "NET_NAMES",
-           "loss_and_grad", "label_metrics", "validation_mask", "checkpoint_path"]
+__all__ = ["train", "supervise", "fit_pubeval_calibration", "STEP", "fit", "FitSettings",
+           "NET_OF_CLASS", "NET_NAMES", "loss_and_grad", "label_metrics", "validation_mask",
+           "checkpoint_path"]
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
 
@@ -598,3 +605,65 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     _save_checkpoint(ck, state, {"net_" + n: np.array(getattr(net.model, n)) for n in _P})
     _netmod.save(net, out)
     return rep
+
+
+# ---------------------------------------------------------------------------
+# pubeval's calibration
+# ---------------------------------------------------------------------------
+
+def _logistic_fit(X: np.ndarray, y: np.ndarray, iters: int = 50, ridge: float = 1.0) -> np.ndarray:
+    """Maximum-likelihood w of P(y) = 1 / (1 + exp(-X w)), by Newton (X's last
+    column = 1), with a small ridge on the other coefficients (it keeps them
+    finite when a feature separates the outcomes, e.g. no gammon once a
+    checker is off)."""
+    w = np.zeros(X.shape[1])
+    w[-1] = float(np.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6)))
+    R = ridge * np.eye(X.shape[1])
+    R[-1, -1] = 1e-9
+    for _ in range(iters):
+        z = np.clip(X @ w, -40, 40)
+        p = 1 / (1 + np.exp(-z))
+        g = X.T @ (y - p) - R @ w
+        H = (X * (p * (1 - p))[:, None]).T @ X + R
+        step = np.linalg.solve(H, g)
+        w = w + step
+        if np.abs(step).max() < 1e-10:
+            break
+    return w
+
+
+def fit_pubeval_calibration(games: int = 20000, seed: int = 1, batch: int = 2000) -> dict:
+    """Fit the logistic map from pubeval's score (and a few race features) to
+    the 5 probabilities, on seeded pubeval self-play from the opening: every
+    play's result with the game's final outcome for its mover.  Returns the
+    ``calibration.json`` document (per class race/contact, per outcome the
+    coefficients of ``_evaluate.CAL_FEATURES``) with sample sizes and
+    log-losses."""
+    feats, outs, contact = [], [], []
+    for first in range(0, int(games), batch):
+        n = min(batch, int(games) - first)
+        boards, parity, gid, results, winner = _rollout.selfplay_samples(
+            n, int(seed), POLICY_PUBEVAL, first)
+        same = parity == winner[gid]
+        outs.append(np.where(same[:, None], results[gid], invert(results[gid])))
+        feats.append(_evaluate.calibration_features(boards))
+        contact.append(classify_boards(boards) == PositionClass.CONTACT)
+    F, Y, C = np.concatenate(feats), np.concatenate(outs), np.concatenate(contact)
+    doc = {"games": int(games), "seed": int(seed), "policy": "pubeval",
+           "features": list(_evaluate.CAL_FEATURES),
+           "note": "P(outcome for the mover) = 1/(1+exp(-sum(coef * feature))) for a play's "
+                   "result (mover in row 0); score = pubeval with the weights of the result's "
+                   "own class; pips = (opponent pips - mover pips)/sqrt(pip sum); off = "
+                   "checkers borne off / 15; bar = checkers on the bar"}
+    for cname, mask in (("race", ~C), ("contact", C)):
+        X, y = F[mask], Y[mask]
+        doc[cname] = {}
+        loss = {}
+        for k, name in enumerate(PROB_NAMES):
+            w = _logistic_fit(X, y[:, k])
+            doc[cname][name] = [float(v) for v in w]
+            p = np.clip(1 / (1 + np.exp(-np.clip(X @ w, -40, 40))), 1e-12, 1 - 1e-12)
+            loss[name] = float(-(y[:, k] * np.log(p) + (1 - y[:, k]) * np.log(1 - p)).mean())
+        doc[cname + "_samples"] = int(mask.sum())
+        doc[cname + "_logloss"] = loss
+    return doc

@@ -13,7 +13,7 @@ Two steps, each a command (``bgfast data positions`` and ``bgfast data label``):
 (``easy``, ``medium``), pubeval, random plays (``beginner``), a few games of
 ``expert``; ``gnubg`` through the optional gnubg-nn package when asked
 for).  The games are played by the duel's game loop
-(``bgfast.duel._py_game``) on the duel's dice streams, each player with
+(``bgfast.duel.py_game``) on the duel's dice streams, each player with
 seeds of its own.  Every position met after a play (the next player on roll,
 before the roll) is kept unless the game is over or the exact two-sided
 bear-off table covers it, or it was met before (by any player); each player
@@ -69,7 +69,9 @@ from typing import Callable
 import numpy as np
 
 from ._files import atomic_open, check_writable
+from ._workers import cores, ordered_map
 from .errors import BgfastError, DatabaseError
+from .evaluate import get_evaluator
 from .position import PositionClass, classify_boards, pack, unpack
 from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 
@@ -143,8 +145,6 @@ def classify(boards) -> np.ndarray:
 def exact_covered(boards) -> np.ndarray:
     """``bool[N]``: finished games and the positions of the exact two-sided
     bear-off table (which need no label)."""
-    from .evaluate import get_evaluator
-
     return get_evaluator("exact").covers(boards)
 
 
@@ -331,11 +331,11 @@ def _game_player(name: str):
     """The duel player of ``name``, made once per process."""
     p = _PLAYERS.get(name)
     if p is None:
-        from .duel import GnubgPlayer, _LevelPlayer, get_player
+        from .duel import GnubgPlayer, PyLevelPlayer, get_player
 
         p = get_player(name)
         if not isinstance(p, GnubgPlayer):
-            p = _LevelPlayer(p)
+            p = PyLevelPlayer(p)
         _PLAYERS[name] = p
     return p
 
@@ -343,13 +343,13 @@ def _game_player(name: str):
 def _play_games(block, _args) -> np.ndarray:
     """The boards met in games ``first .. first + count - 1`` of a player:
     ``uint8[M, 2, 25]``, in game and play order."""
-    from .duel import _py_game
+    from .duel import py_game
 
     name, seed, first, count = block
     player = _game_player(name)
     boards: list = []
     for game in range(first, first + count):
-        _py_game([player, player], seed, game, 0, record=boards)
+        py_game([player, player], seed, game, 0, record=boards)
     if not boards:
         return np.zeros((0, 2, 25), dtype=np.uint8)
     return np.ascontiguousarray(np.stack(boards), dtype=np.uint8)
@@ -357,8 +357,6 @@ def _play_games(block, _args) -> np.ndarray:
 
 def _jobs(jobs) -> int:
     """Processes to use: ``jobs``, or every core when None."""
-    from ._workers import cores
-
     if jobs is None:
         return cores()
     if int(jobs) < 1:
@@ -378,8 +376,6 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     processes (default every core; the result does not depend on it).
     ``progress(done, n)`` is called as positions are found.
     """
-    from ._workers import ordered_map
-
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise BgfastError("the number of positions must be at least 1")
     if not 0 <= int(seed) < 2 ** 64:
@@ -579,7 +575,6 @@ def label(positions, settings: RolloutSettings | None = None, out="labels", *,
     labelled.  Returns a summary (positions labelled, in this call, seconds).
     """
     from . import __version__
-    from ._workers import ordered_map
 
     s = settings or LABEL_SETTINGS
     if s.cube is not None:

@@ -319,7 +319,7 @@ def test_match_gammon_prices():
 
 def test_long_match_needs_a_long_table():
     from bgfast.errors import MissingTableError
-    from bgfast.met import generate
+    from bgfast.metgen import generate
 
     p = probs_from(0.6, g_win=0.2)
     with pytest.raises(MissingTableError, match="beyond table"):

@@ -64,6 +64,7 @@ def M(id, path, original, mutated, tests, what):
 
 
 GAME, CUBE, MET, FORMATS = "bgfast/game.py", "bgfast/cube.py", "bgfast/met.py", "bgfast/formats.py"
+METGEN = "bgfast/metgen.py"
 ANALYZE, ROLLOUT, MOVEGEN = "bgfast/analyze.py", "bgfast/rollout.py", "bgfast/movegen.py"
 
 #: The mutants: id, file, original text, mutated text, test files, what it breaks.
@@ -134,7 +135,7 @@ MUTANTS = [
     M("T3", MET, "        return (self.away_me == 1 or self.away_opp == 1) and not self.crawford",
       "        return self.away_me == 1 and not self.crawford",
       ["test_met.py", "test_cube.py"], "post-Crawford only when I lead"),
-    M("T4", MET, "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))",
+    M("T4", METGEN, "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))",
       "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 3))",
       "test_met.py", "generated post-Crawford gammons worth 3 points"),
     M("T5", MET, "            if s >= self.length:", "            if s > self.length:",

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import click
 
-from .._workers import WorkerError
-from ..errors import BgfastError
+from ..errors import BgfastError, WorkerError
 
 __all__ = ["main", "emit_json", "PositionParam", "PositionArg", "POSITION_FORMS", "DiceParam", "fail"]
 
