@@ -324,16 +324,23 @@ class Position:
         """Positions of ``uint8[N, 2, 25]`` boards, validated, packed (and
         classified) in one vectorised pass each, not one per board."""
         arr = as_boards(boards)
-        keys = _board.pack(arr)
-        classes = classify_boards(arr) if classify else None
+        return cls._many_checked(arr, classify_boards(arr) if classify else None)
+
+    @classmethod
+    def _many_checked(cls, boards: np.ndarray, classes=None) -> list["Position"]:
+        """Positions of C-contiguous ``uint8[N, 2, 25]`` boards known to be
+        possible (results of move generation, checked boards): one pack for
+        all; each board a read-only row of one copy of ``boards``."""
+        arr = boards.copy()
+        arr.flags.writeable = False
+        keys = _board.pack(arr).tobytes()
+        new = cls.__new__
         out = []
         for i in range(arr.shape[0]):
-            pos = cls.__new__(cls)
-            b = arr[i].copy()
-            b.flags.writeable = False
-            pos._board = b
-            pos._key = keys[i].tobytes()
-            pos._class = _CLASSES[classes[i]] if classify else None
+            pos = new(cls)
+            pos._board = arr[i]
+            pos._key = keys[10 * i:10 * i + 10]
+            pos._class = None if classes is None else _CLASSES[classes[i]]
             out.append(pos)
         return out
 

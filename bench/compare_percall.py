@@ -1,0 +1,141 @@
+"""Per-call speed of the Python API beside gnubg-nn, in one run.
+
+    python bench/compare_percall.py [--pairs 2000] [--repeat 7]
+
+Each measure is one Python call per (position, roll) of a fixed corpus
+(``bench_corpus``: contact and race positions, each with one of the 21 rolls
+in turn), timed as CPU time (``time.process_time``, so a loaded machine
+slows both sides alike) over the whole corpus; the table gives the median
+over ``--repeat`` runs, the two engines' runs interleaved, in microseconds
+per call, and gnubg-nn's time divided by bgfast's (above 1: bgfast is
+faster).
+
+gnubg-nn keeps an evaluation cache across calls, so from the second run on
+its evaluations of the corpus are cache hits; bgfast has no cache.  gnubg-nn
+has no cubeful play ranking: the cubeful rows set bgfast's cubeful money
+ranking beside gnubg-nn's cubeless ``bestmove``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))   # this checkout's bgfast
+from bench_corpus import corpus  # noqa: E402
+
+from bgfast.cube import CubeContext  # noqa: E402
+from bgfast.evaluate import get_evaluator, rank_plays  # noqa: E402
+from bgfast.movegen import legal_plays, legal_plays_batch  # noqa: E402
+from bgfast.position import Position  # noqa: E402
+
+
+def percall_corpus(pairs: int, seed: int = 1):
+    """``pairs`` (board, roll) pairs: position k of the corpus with roll k mod 21."""
+    boards, dice = corpus(seed)
+    npos = len(boards) // 21
+    idx = [(k % npos) * 21 + (k % 21) for k in range(pairs)]
+    return boards[idx], dice[idx]
+
+
+def measures(boards, dice):
+    """``[(name, bgfast_fn, gnubg_fn or None, unit_count)]``: each fn runs
+    the measure once over the corpus; unit_count (results, or None) gives
+    a results/s column."""
+    pos = [Position(b) for b in boards]
+    arrs = [p.board for p in pos]
+    rolls = [tuple(int(x) for x in d) for d in dice]
+    ids = [p.position_id() for p in pos]
+    ev = get_evaluator("net")
+    money = CubeContext.money()
+    nres = int(legal_plays_batch(boards, dice)[0][-1])
+    try:
+        import gnubg_nn
+    except ImportError:
+        gnubg_nn = None
+    g = {}
+    if gnubg_nn is not None:
+        lists = [b.tolist() for b in boards]
+        g = {
+            "bestmove": lambda: [gnubg_nn.bestmove(b, d1, d2, list=1)
+                                 for b, (d1, d2) in zip(lists, rolls)],
+            "moves": lambda: [gnubg_nn.moves(b, d1, d2) for b, (d1, d2) in zip(lists, rolls)],
+            "probs": lambda: [gnubg_nn.probabilities(b, 0) for b in lists],
+            "fromid": lambda: [gnubg_nn.boardfromid(i) for i in ids],
+            "toid": lambda: [gnubg_nn.position_id(b) for b in lists],
+        }
+    pr = list(zip(pos, rolls))
+    ar = list(zip(arrs, rolls))
+    return [
+        ("rank_plays 0-ply cubeless (vs bestmove list=1)",
+         lambda: [rank_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("bestmove"), None),
+        ("  ... and read the best play",
+         lambda: [rank_plays(p, d1, d2)[:1] for p, (d1, d2) in pr], g.get("bestmove"), None),
+        ("  ... and read every play",
+         lambda: [list(rank_plays(p, d1, d2)) for p, (d1, d2) in pr], g.get("bestmove"), None),
+        ("rank_plays 0-ply cubeful money (vs bestmove list=1)",
+         lambda: [rank_plays(p, d1, d2, cube=money) for p, (d1, d2) in pr],
+         g.get("bestmove"), None),
+        ("legal_plays_batch, one board (vs moves)",
+         lambda: [legal_plays_batch(a, r) for a, r in ar], g.get("moves"), nres),
+        ("legal_plays, Play objects (vs moves)",
+         lambda: [legal_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("moves"), nres),
+        ("Position.from_position_id (vs boardfromid)",
+         lambda: [Position.from_position_id(i) for i in ids], g.get("fromid"), None),
+        ("Position.position_id (vs position_id)",
+         lambda: [p.position_id() for p in pos], g.get("toid"), None),
+        ("evaluate one position 0-ply (vs probabilities)",
+         lambda: [ev.evaluate(p) for p in pos], g.get("probs"), None),
+    ]
+
+
+def cpu_median(fns, repeat):
+    """Median CPU seconds of each fn over ``repeat`` interleaved runs (one warm-up)."""
+    times = [[] for _ in fns]
+    for f in fns:
+        if f is not None:
+            f()
+    for _ in range(repeat):
+        for k, f in enumerate(fns):
+            if f is None:
+                continue
+            t = time.process_time()
+            f()
+            times[k].append(time.process_time() - t)
+    return [statistics.median(t) if t else None for t in times]
+
+
+def run(pairs: int = 2000, repeat: int = 7, seed: int = 1):
+    """``[(name, bgfast_us, gnubg_us or None, bgfast_results_per_s or None)]``."""
+    boards, dice = percall_corpus(pairs, seed)
+    rows = []
+    for name, ours, theirs, nres in measures(boards, dice):
+        t_ours, t_theirs = cpu_median([ours, theirs], repeat)
+        rows.append((name, t_ours / pairs * 1e6,
+                     None if t_theirs is None else t_theirs / pairs * 1e6,
+                     None if nres is None else nres / t_ours))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, python {platform.python_version()}")
+    print(f"{args.pairs} (position, roll) calls per run, median CPU time of {args.repeat} runs\n")
+    rows = run(args.pairs, args.repeat)
+    print(f"{'measure':52s} {'bgfast us':>10s} {'gnubg-nn us':>12s} {'ratio':>7s} {'results/s':>12s}")
+    for name, ours, theirs, rate in rows:
+        ratio = f"{theirs / ours:6.2f}x" if theirs else ""
+        g = f"{theirs:12.2f}" if theirs else f"{'-':>12s}"
+        r = f"{rate:12,.0f}" if rate else ""
+        print(f"{name:52s} {ours:10.2f} {g} {ratio:>7s} {r}")
+
+
+if __name__ == "__main__":
+    main()
