@@ -47,7 +47,8 @@ from . import _movegen
 from . import cube as _cube
 from .errors import BgfastError, DatabaseError, InvalidPositionError
 from .formats import check_dice
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _kernel_failure, legal_plays_batch
+from .movegen import (ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _frozen, _kernel_failure,
+                      legal_plays_batch)
 from .position import (Position, PositionClass, _CheckedBoards, as_board, as_boards,
                        classify_boards)
 
@@ -172,8 +173,9 @@ class Evaluator(abc.ABC):
 
     def evaluate(self, position) -> Evaluation:
         b = position.board if isinstance(position, Position) else as_board(position)
-        p = self.evaluate_batch(b[None])[0]
-        return Evaluation(tuple(float(x) for x in p), float(equity(p)), self.name)
+        p = self.evaluate_batch(b[None].view(_CheckedBoards))[0]     # b is checked
+        return _frozen(Evaluation, {"probs": tuple(p.tolist()), "equity": float(equity(p)),
+                                    "evaluator": self.name})
 
     def equity_batch(self, boards) -> np.ndarray:
         return equity(self.evaluate_batch(boards))
@@ -524,7 +526,7 @@ def _ranked_items(before: Position, rows, results, moves, probs, eq, depth, cube
     """The :class:`RankedPlay` objects of ``rows`` (an index array or a
     slice) of ranking arrays (see :class:`RankedBatch`), in one pass each
     for the positions, moves and values."""
-    from .movegen import Play, _frozen, _play_steps
+    from .movegen import Play, _play_steps
 
     after = Position._many_checked(results[rows])
     pr, eqs, dp = probs[rows].tolist(), eq[rows].tolist(), depth[rows].tolist()

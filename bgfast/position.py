@@ -150,9 +150,8 @@ def unpack(keys) -> np.ndarray:
         if arr.size and (arr.min() < 0 or arr.max() > 255):
             raise InvalidIdError("key bytes must lie in 0..255")
     boards, status = _board.unpack(np.ascontiguousarray(arr, dtype=np.uint8))
-    bad = np.nonzero(status)[0]
-    if bad.size:
-        i = int(bad[0])
+    if status.any():
+        i = int(np.flatnonzero(status)[0])
         why = ("it describes fewer than 50 slots (too many checkers)" if status[i] == -1
                else "bits are set after the last slot")
         raise InvalidIdError(f"key {i} is not a valid position key: {why}")
@@ -191,8 +190,8 @@ def decode_base64_id(text: str, length: int, what: str) -> bytes:
         raise InvalidIdError(f"a {what} must be a string, not {type(text).__name__}")
     if len(text) != length:
         raise InvalidIdError(f"a {what} has {length} characters, not {len(text)}: {text!r}")
-    bad = [c for c in text if c not in _B64]
-    if bad:
+    if not _B64.issuperset(text):
+        bad = [c for c in text if c not in _B64]
         raise InvalidIdError(f"{what} {text!r} has a character outside base64: {bad[0]!r}")
     pad = "=" * (-len(text) % 4)
     try:
@@ -244,7 +243,7 @@ class Position:
         """From gnubg's 10-byte position key (bytes)."""
         if not isinstance(key, (bytes, bytearray, memoryview)):
             raise InvalidIdError(f"a position key is 10 bytes, not {type(key).__name__}")
-        return cls(unpack(np.frombuffer(bytes(key), dtype=np.uint8))[0])
+        return cls._many_checked(unpack(np.frombuffer(bytes(key), dtype=np.uint8)))[0]
 
     @classmethod
     def from_position_id(cls, position_id: str) -> "Position":
