@@ -176,8 +176,23 @@ def legal_plays(position, d1: int, d2: int) -> list[Play]:
 
 def _play_steps(moves) -> list[tuple]:
     """The (from, to) steps of each play of ``moves`` (``int8[M, 4, 2]`` as
-    :func:`legal_plays_batch` gives them, padded with -1) as tuples."""
-    return [tuple((a, b) for a, b in mv if a >= 0) for mv in moves.tolist()]
+    :func:`legal_plays_batch` gives them, padded with -1) as tuples.  The
+    tuples are kept by the play's 8 move bytes (up to 200,000 of them), so
+    a play seen before costs one dict look-up."""
+    codes = np.ascontiguousarray(moves).reshape(len(moves), 8).view(np.int64).ravel().tolist()
+    known = _STEPS
+    out = [known.get(c) for c in codes]
+    if None in out:
+        if len(known) > 200_000:
+            known.clear()
+        for i in [i for i, t in enumerate(out) if t is None]:
+            t = out[i] = tuple((a, b) for a, b in moves[i].tolist() if a >= 0)
+            known[codes[i]] = t
+    return out
+
+
+# the step tuples of the plays seen so far, by their 8 move bytes (see _play_steps)
+_STEPS: dict[int, tuple] = {}
 
 
 def count_shots(boards, *, validate: bool = True) -> np.ndarray:
