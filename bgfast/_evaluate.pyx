@@ -548,14 +548,15 @@ def board_classes(const uint8_t[:, :, ::1] boards):
     return out
 
 
-def mover_values(const double[:, ::1] onroll):
+def mover_values(const double[:, ::1] onroll, bint sort=True):
     """The values of plays for the player who made them, from the
     probabilities ``onroll`` (float64[n, 5]) of their results for the
     player on roll: ``(probs float64[n, 5], equity float64[n], order
     int64[n])`` -- the probabilities inverted, their cubeless equity and the
     rows by equity, best first, ties in row order.  The same numbers as
     ``bgfast.evaluate.invert``, ``equity`` and ``numpy.argsort(-equity,
-    kind="stable")`` (which sorts many plays, or NaN equities, itself)."""
+    kind="stable")`` (which sorts many plays, or NaN equities, itself);
+    without ``sort`` the order is None."""
     cdef Py_ssize_t n = onroll.shape[0], i, j
     cdef double e
     cdef bint nan = False
@@ -569,6 +570,8 @@ def mover_values(const double[:, ::1] onroll):
         invert_probs(&onroll[i, 0], &p[i, 0])
         q[i] = probs_equity(&p[i, 0])
         nan = nan or q[i] != q[i]
+    if not sort:
+        return probs, eq, None
     if n > 64 or nan:
         return probs, eq, np.argsort(-eq, kind="stable")
     for i in range(n):                       # insertion sort: stable, fast for few plays

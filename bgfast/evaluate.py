@@ -630,6 +630,14 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     return _rank_generated(ev, b, offsets, res, moves, plies, keep, window, cube)
 
 
+def _mover_values(onroll, sort: bool = True):
+    """Plays' ``(probs, equity, order)`` for the mover from their results'
+    probabilities ``onroll`` for the player on roll: :func:`invert`,
+    :func:`equity` and (``sort``, else None) the rows best first, ties in
+    row order, in one kernel call."""
+    return _k.mover_values(np.ascontiguousarray(onroll, dtype=np.float64), sort)
+
+
 def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: int, keep: int,
                     window: float, cube) -> RankedBatch:
     """:func:`rank_plays_batch` of checked boards ``b`` whose legal plays
@@ -637,8 +645,8 @@ def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: in
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
     onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
-    vals = invert(onroll)
-    e0 = equity(vals)
+    one = b.shape[0] == 1
+    vals, e0, order0 = _mover_values(onroll, sort=one)
     cubeful = mwc = None
     if cube is not None:
         # cubeful: each play valued by the kernel's cube model at the mover's context
@@ -653,8 +661,10 @@ def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: in
         key = pubeval_score(res, contact=contact[seg]) if len(res) else e0
     else:
         key = e0
-    order = np.lexsort((-key, seg))                   # stable: ties keep generation order
+    # stable: ties keep generation order (one board by equity: the kernel's order)
+    order = order0 if key is e0 and one else np.lexsort((-key, seg))
     depth = np.zeros(len(res), dtype=np.int64)
+    cubeless = e0
     if plies > 0 and len(res):
         ref = e0 if cube is None else cubeful
         # per board: its best `keep` at 0 ply within `window` of its best
@@ -674,13 +684,14 @@ def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: in
                 res[deep], onroll[deep], ctx[deep], rows, plies)
             eq = cubeful
         depth[deep] = plies
+        cubeless = equity(vals)
         # deeper values first, then 0-ply leftovers
         order = np.lexsort((np.arange(len(res)), -eq, -depth, seg))
     if cube is not None:
         match = rows[:, _cube.ContextColumn.MATCH] != 0
         if match.any():
             mwc = np.where(match[ctx], value, np.nan)
-    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order, cubeful, mwc)
+    return RankedBatch(offsets, res, moves, vals, cubeless, depth, order, cubeful, mwc)
 
 
 def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
@@ -710,7 +721,7 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
         # cubeless at 0 ply: one evaluation of the plays, ranked as
         # _rank_generated ranks them (the same values and order)
         onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
-        vals, eq, rows = _k.mover_values(onroll)      # invert, equity, best first (stable)
+        vals, eq, rows = _mover_values(onroll)
         return RankedPlays(pos, rows, res, moves, vals, eq, np.zeros(len(res), dtype=np.int64))
     offsets = np.array([0, len(res)], dtype=np.int64)
     batch = _rank_generated(ev, pos.board[None], offsets, res, moves, plies, keep, window, cube)

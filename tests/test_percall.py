@@ -140,6 +140,8 @@ def test_mover_values_is_invert_equity_and_a_stable_sort():
         ref = invert(onroll)
         assert np.array_equal(probs, ref) and np.array_equal(eq, equity(ref))
         assert np.array_equal(order, np.argsort(-equity(ref), kind="stable"))
+        unsorted = _evaluate.mover_values(np.ascontiguousarray(onroll), False)
+        assert np.array_equal(unsorted[1], eq) and unsorted[2] is None
     onroll = rng.random((6, 5))
     onroll[2, 0] = np.nan
     _probs, eq, order = _evaluate.mover_values(onroll)
