@@ -11,9 +11,11 @@ per call, and gnubg-nn's time divided by bgfast's (above 1: bgfast is
 faster).
 
 gnubg-nn keeps an evaluation cache across calls, so from the second run on
-its evaluations of the corpus are cache hits; bgfast has no cache.  gnubg-nn
-has no cubeful play ranking: the cubeful rows set bgfast's cubeful money
-ranking beside gnubg-nn's cubeless ``bestmove``.
+its evaluations of the corpus are cache hits; bgfast has no cache.  The
+measures that evaluate are therefore also timed with gnubg-nn's net loaded
+with ``cache_size=0`` (the "no cache" columns).  gnubg-nn has no cubeful
+play ranking: the cubeful row sets bgfast's cubeful money ranking beside
+gnubg-nn's cubeless ``bestmove``.
 """
 from __future__ import annotations
 
@@ -43,9 +45,9 @@ def percall_corpus(pairs: int, seed: int = 1):
 
 
 def measures(boards, dice):
-    """``[(name, bgfast_fn, gnubg_fn or None, unit_count)]``: each fn runs
-    the measure once over the corpus; unit_count (results, or None) gives
-    a results/s column."""
+    """``[(name, bgfast_fn, gnubg_fn or None, gnubg_fn without its cache
+    or None, unit_count)]``: each fn runs the measure once over the corpus;
+    unit_count (results, or None) gives a results/s column."""
     pos = [Position(b) for b in boards]
     arrs = [p.board for p in pos]
     rolls = [tuple(int(x) for x in d) for d in dice]
@@ -58,7 +60,21 @@ def measures(boards, dice):
     except ImportError:
         gnubg_nn = None
     g = {}
+    cold = {}
     if gnubg_nn is not None:
+        weights = os.path.join(os.path.dirname(gnubg_nn.__file__), "data", "gnubg.weights")
+        cached, uncached = gnubg_nn.net_load(weights), gnubg_nn.net_load(weights, 0)
+        gnubg_nn.net_use(cached)
+
+        def nocache(fn):
+            def run():
+                gnubg_nn.net_use(uncached)
+                try:
+                    return fn()
+                finally:
+                    gnubg_nn.net_use(cached)
+            return run
+
         lists = [b.tolist() for b in boards]
         g = {
             "bestmove": lambda: [gnubg_nn.bestmove(b, d1, d2, list=1)
@@ -68,28 +84,29 @@ def measures(boards, dice):
             "fromid": lambda: [gnubg_nn.boardfromid(i) for i in ids],
             "toid": lambda: [gnubg_nn.position_id(b) for b in lists],
         }
+        cold = {k: nocache(g[k]) for k in ("bestmove", "probs")}
     pr = list(zip(pos, rolls))
     ar = list(zip(arrs, rolls))
+    best, best0 = g.get("bestmove"), cold.get("bestmove")
     return [
         ("rank_plays 0-ply cubeless (vs bestmove list=1)",
-         lambda: [rank_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("bestmove"), None),
+         lambda: [rank_plays(p, d1, d2) for p, (d1, d2) in pr], best, best0, None),
         ("  ... and read the best play",
-         lambda: [rank_plays(p, d1, d2)[:1] for p, (d1, d2) in pr], g.get("bestmove"), None),
+         lambda: [rank_plays(p, d1, d2)[:1] for p, (d1, d2) in pr], best, best0, None),
         ("  ... and read every play",
-         lambda: [list(rank_plays(p, d1, d2)) for p, (d1, d2) in pr], g.get("bestmove"), None),
+         lambda: [list(rank_plays(p, d1, d2)) for p, (d1, d2) in pr], best, best0, None),
         ("rank_plays 0-ply cubeful money (vs bestmove list=1)",
-         lambda: [rank_plays(p, d1, d2, cube=money) for p, (d1, d2) in pr],
-         g.get("bestmove"), None),
+         lambda: [rank_plays(p, d1, d2, cube=money) for p, (d1, d2) in pr], best, best0, None),
         ("legal_plays_batch, one board (vs moves)",
-         lambda: [legal_plays_batch(a, r) for a, r in ar], g.get("moves"), nres),
+         lambda: [legal_plays_batch(a, r) for a, r in ar], g.get("moves"), None, nres),
         ("legal_plays, Play objects (vs moves)",
-         lambda: [legal_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("moves"), nres),
+         lambda: [legal_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("moves"), None, nres),
         ("Position.from_position_id (vs boardfromid)",
-         lambda: [Position.from_position_id(i) for i in ids], g.get("fromid"), None),
+         lambda: [Position.from_position_id(i) for i in ids], g.get("fromid"), None, None),
         ("Position.position_id (vs position_id)",
-         lambda: [p.position_id() for p in pos], g.get("toid"), None),
+         lambda: [p.position_id() for p in pos], g.get("toid"), None, None),
         ("evaluate one position 0-ply (vs probabilities)",
-         lambda: [ev.evaluate(p) for p in pos], g.get("probs"), None),
+         lambda: [ev.evaluate(p) for p in pos], g.get("probs"), cold.get("probs"), None),
     ]
 
 
@@ -110,14 +127,14 @@ def cpu_median(fns, repeat):
 
 
 def run(pairs: int = 2000, repeat: int = 7, seed: int = 1):
-    """``[(name, bgfast_us, gnubg_us or None, bgfast_results_per_s or None)]``."""
+    """``[(name, bgfast_us, gnubg_us or None, gnubg_no_cache_us or None,
+    bgfast_results_per_s or None)]``."""
     boards, dice = percall_corpus(pairs, seed)
     rows = []
-    for name, ours, theirs, nres in measures(boards, dice):
-        t_ours, t_theirs = cpu_median([ours, theirs], repeat)
-        rows.append((name, t_ours / pairs * 1e6,
-                     None if t_theirs is None else t_theirs / pairs * 1e6,
-                     None if nres is None else nres / t_ours))
+    for name, ours, theirs, cold, nres in measures(boards, dice):
+        times = cpu_median([ours, theirs, cold], repeat)
+        us = [None if t is None else t / pairs * 1e6 for t in times]
+        rows.append((name, *us, None if nres is None else nres / times[0]))
     return rows
 
 
@@ -129,12 +146,20 @@ def main():
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"{args.pairs} (position, roll) calls per run, median CPU time of {args.repeat} runs\n")
     rows = run(args.pairs, args.repeat)
-    print(f"{'measure':52s} {'bgfast us':>10s} {'gnubg-nn us':>12s} {'ratio':>7s} {'results/s':>12s}")
-    for name, ours, theirs, rate in rows:
-        ratio = f"{theirs / ours:6.2f}x" if theirs else ""
-        g = f"{theirs:12.2f}" if theirs else f"{'-':>12s}"
-        r = f"{rate:12,.0f}" if rate else ""
-        print(f"{name:52s} {ours:10.2f} {g} {ratio:>7s} {r}")
+    print(f"{'':63s} {'gnubg-nn':^19s} {'gnubg-nn, no cache':^19s}")
+    print(f"{'measure':52s} {'bgfast us':>10s} {'us':>10s} {'ratio':>8s} {'us':>10s} {'ratio':>8s}"
+          f" {'bgfast results/s':>17s}")
+    for name, ours, theirs, cold, rate in rows:
+        cells = ""
+        for t in (theirs, cold):
+            cells += f" {t:10.2f} {theirs_ratio(t, ours):>8s}" if t else f" {'-':>10s} {'':8s}"
+        r = f"{rate:17,.0f}" if rate else ""
+        print(f"{name:52s} {ours:10.2f}{cells} {r}")
+
+
+def theirs_ratio(theirs: float, ours: float) -> str:
+    """gnubg-nn's time over bgfast's (above 1: bgfast is faster)."""
+    return f"{theirs / ours:7.2f}x"
 
 
 if __name__ == "__main__":
