@@ -173,9 +173,10 @@ class Evaluator(abc.ABC):
 
     def evaluate(self, position) -> Evaluation:
         b = position.board if isinstance(position, Position) else as_board(position)
-        p = self.evaluate_batch(b[None].view(_CheckedBoards))[0]     # b is checked
-        return _frozen(Evaluation, {"probs": tuple(p.tolist()), "equity": float(equity(p)),
-                                    "evaluator": self.name})
+        p = np.ascontiguousarray(self.evaluate_batch(b[None].view(_CheckedBoards)),  # b is checked
+                                 dtype=np.float64)
+        return _frozen(Evaluation, {"probs": tuple(p[0].tolist()),
+                                    "equity": _k.equities(p)[0].item(), "evaluator": self.name})
 
     def equity_batch(self, boards) -> np.ndarray:
         return equity(self.evaluate_batch(boards))

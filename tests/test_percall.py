@@ -208,5 +208,16 @@ def test_positions_made_in_bulk_equal_single_ones():
         q = Position(b)
         assert p == q and p.key == q.key and np.array_equal(p.board, q.board)
         assert p.classify() == q.classify() and not p.board.flags.writeable
-    ev = get_evaluator("net")
-    assert ev.evaluate(Position.initial()).equity == pytest.approx(0.0, abs=0.2)
+
+
+@pytest.mark.parametrize("name", ["net", "pubeval", "composite"])
+def test_evaluate_one_position_gives_the_batch_numbers(name):
+    ev = get_evaluator(name)
+    for b in _POOL[:40]:
+        probs = ev.evaluate_batch(b[None])
+        e = ev.evaluate(Position(b))
+        assert e.probs == tuple(probs[0].tolist()) and e.equity == float(equity(probs)[0])
+        assert type(e.equity) is float and e.evaluator == name
+        assert e == type(e)(e.probs, e.equity, name) and ev.evaluate(b) == e
+    rows = np.random.default_rng(4).random((100, 5))
+    assert np.array_equal(_evaluate.equities(rows), equity(rows))
