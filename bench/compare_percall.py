@@ -76,38 +76,46 @@ def measures(boards, dice):
             return run
 
         lists = [b.tolist() for b in boards]
+        lr = [(b, d1, d2) for b, (d1, d2) in zip(lists, rolls)]
         g = {
-            "bestmove": lambda: [gnubg_nn.bestmove(b, d1, d2, list=1)
-                                 for b, (d1, d2) in zip(lists, rolls)],
-            "moves": lambda: [gnubg_nn.moves(b, d1, d2) for b, (d1, d2) in zip(lists, rolls)],
-            "probs": lambda: [gnubg_nn.probabilities(b, 0) for b in lists],
-            "fromid": lambda: [gnubg_nn.boardfromid(i) for i in ids],
-            "toid": lambda: [gnubg_nn.position_id(b) for b in lists],
+            "bestmove": lambda: _each(lambda b, d1, d2: gnubg_nn.bestmove(b, d1, d2, list=1), lr),
+            "moves": lambda: _each(gnubg_nn.moves, lr),
+            "probs": lambda: _each(lambda b: gnubg_nn.probabilities(b, 0), [(b,) for b in lists]),
+            "fromid": lambda: _each(gnubg_nn.boardfromid, [(i,) for i in ids]),
+            "toid": lambda: _each(gnubg_nn.position_id, [(b,) for b in lists]),
         }
         cold = {k: nocache(g[k]) for k in ("bestmove", "probs")}
-    pr = list(zip(pos, rolls))
+    pr = [(p, d1, d2) for p, (d1, d2) in zip(pos, rolls)]
     ar = list(zip(arrs, rolls))
+    one = [(p,) for p in pos]
     best, best0 = g.get("bestmove"), cold.get("bestmove")
     return [
         ("rank_plays 0-ply cubeless (vs bestmove list=1)",
-         lambda: [rank_plays(p, d1, d2) for p, (d1, d2) in pr], best, best0, None),
+         lambda: _each(rank_plays, pr), best, best0, None),
         ("  ... and read the best play",
-         lambda: [rank_plays(p, d1, d2)[:1] for p, (d1, d2) in pr], best, best0, None),
+         lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2)[:1], pr), best, best0, None),
         ("  ... and read every play",
-         lambda: [list(rank_plays(p, d1, d2)) for p, (d1, d2) in pr], best, best0, None),
+         lambda: _each(lambda p, d1, d2: list(rank_plays(p, d1, d2)), pr), best, best0, None),
         ("rank_plays 0-ply cubeful money (vs bestmove list=1)",
-         lambda: [rank_plays(p, d1, d2, cube=money) for p, (d1, d2) in pr], best, best0, None),
+         lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2, cube=money), pr), best, best0, None),
         ("legal_plays_batch, one board (vs moves)",
-         lambda: [legal_plays_batch(a, r) for a, r in ar], g.get("moves"), None, nres),
+         lambda: _each(legal_plays_batch, ar), g.get("moves"), None, nres),
         ("legal_plays, Play objects (vs moves)",
-         lambda: [legal_plays(p, d1, d2) for p, (d1, d2) in pr], g.get("moves"), None, nres),
+         lambda: _each(legal_plays, pr), g.get("moves"), None, nres),
         ("Position.from_position_id (vs boardfromid)",
-         lambda: [Position.from_position_id(i) for i in ids], g.get("fromid"), None, None),
+         lambda: _each(Position.from_position_id, [(i,) for i in ids]), g.get("fromid"), None, None),
         ("Position.position_id (vs position_id)",
-         lambda: [p.position_id() for p in pos], g.get("toid"), None, None),
+         lambda: _each(Position.position_id, one), g.get("toid"), None, None),
         ("evaluate one position 0-ply (vs probabilities)",
-         lambda: [ev.evaluate(p) for p in pos], g.get("probs"), cold.get("probs"), None),
+         lambda: _each(ev.evaluate, one), g.get("probs"), cold.get("probs"), None),
     ]
+
+
+def _each(fn, args) -> None:
+    """``fn(*a)`` for each tuple ``a`` of ``args``, one call at a time (the
+    results are dropped, as a caller that uses each one in turn drops them)."""
+    for a in args:
+        fn(*a)
 
 
 def cpu_median(fns, repeat):
