@@ -505,9 +505,12 @@ def count_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
 
 # The generator of the single-board entry, kept between calls (its buffers and
 # de-duplication table are reused: the table's stamps need no clearing).  Only
-# used with the GIL held, so one caller at a time.
+# used with the GIL held, so one caller at a time; _one_busy covers a call made
+# from inside another (a finalizer run by the garbage collector while the
+# output arrays are allocated), which takes the batch path instead.
 cdef MoveGen _one
 cdef bint _one_ready = False
+cdef bint _one_busy = False
 
 
 def legal_plays_one(object board, int d1, int d2, bint with_moves=False, bint validate=True):
@@ -521,7 +524,7 @@ def legal_plays_one(object board, int d1, int d2, bint with_moves=False, bint va
     returns None and the caller takes the batch path, which reports the
     error.  Dice outside 1..6 raise ValueError (callers check them first).
     """
-    global _one_ready
+    global _one_ready, _one_busy
     cdef cnp.ndarray arr
     cdef cnp.npy_intp dims[3]
     cdef Py_ssize_t n
@@ -538,27 +541,34 @@ def legal_plays_one(object board, int d1, int d2, bint with_moves=False, bint va
     b = <const uint8_t*>cnp.PyArray_DATA(arr)
     if validate and not board_possible(b):
         return None
+    if _one_busy:
+        return None
     if not _one_ready:
         if movegen_init(&_one, 256, 1) != 0:
             raise MemoryError()
         _one_ready = True
-    _one.n = 0
-    n = movegen_plays(&_one, b, d1, d2)
-    if n == MG_ERR_DICE:
-        raise ValueError(f"dice ({d1}, {d2}) outside 1..6")
-    if n < 0:
-        raise MemoryError() if n == ERR_MEMORY else RuntimeError("more plays than the generator allows")
-    dims[0] = n
-    dims[1] = 2
-    dims[2] = 25
-    results = cnp.PyArray_EMPTY(3, dims, cnp.NPY_UINT8, 0)
-    if n:
-        memcpy(cnp.PyArray_DATA(results), _one.out, n * 50)
-    moves = None
-    if with_moves:
-        dims[1] = 4
-        dims[2] = 2
-        moves = cnp.PyArray_EMPTY(3, dims, cnp.NPY_INT8, 0)
+    _one_busy = True
+    try:
+        _one.n = 0
+        n = movegen_plays(&_one, b, d1, d2)
+        if n == MG_ERR_DICE:
+            raise ValueError(f"dice ({d1}, {d2}) outside 1..6")
+        if n < 0:
+            raise MemoryError() if n == ERR_MEMORY else RuntimeError(
+                "more plays than the generator allows")
+        dims[0] = n
+        dims[1] = 2
+        dims[2] = 25
+        results = cnp.PyArray_EMPTY(3, dims, cnp.NPY_UINT8, 0)
         if n:
-            memcpy(cnp.PyArray_DATA(moves), _one.moves, n * 8)
-    return results, moves
+            memcpy(cnp.PyArray_DATA(results), _one.out, n * 50)
+        moves = None
+        if with_moves:
+            dims[1] = 4
+            dims[2] = 2
+            moves = cnp.PyArray_EMPTY(3, dims, cnp.NPY_INT8, 0)
+            if n:
+                memcpy(cnp.PyArray_DATA(moves), _one.moves, n * 8)
+        return results, moves
+    finally:
+        _one_busy = False

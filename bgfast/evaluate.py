@@ -717,7 +717,10 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
     d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
     ev = get_evaluator(evaluator)
-    res, moves = _movegen.legal_plays_one(pos.board, d1, d2, True, False)   # one board's plays
+    one = _movegen.legal_plays_one(pos.board, d1, d2, True, False)         # one board's plays
+    if one is None:          # the single-board generator is in use (a call from a finalizer)
+        one = legal_plays_batch(pos.board, (d1, d2), validate=False, with_moves=True)[1:]
+    res, moves = one
     if plies == 0 and cube is None and type(ev) is not PubevalEvaluator:
         # cubeless at 0 ply: one evaluation of the plays, ranked as
         # _rank_generated ranks them (the same values and order)

@@ -221,3 +221,4 @@ def test_evaluate_one_position_gives_the_batch_numbers(name):
         assert e == type(e)(e.probs, e.equity, name) and ev.evaluate(b) == e
     rows = np.random.default_rng(4).random((100, 5))
     assert np.array_equal(_evaluate.equities(rows), equity(rows))
+
