@@ -511,3 +511,52 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
     finally:
         movegen_free(&g)
     return counts, results
+
+
+
+def mover_values(const double[:, ::1] onroll, bint sort=True):
+    """The values of plays for the player who made them, from the
+    probabilities ``onroll`` (float64[n, 5]) of their results for the
+    player on roll: ``(probs float64[n, 5], equity float64[n], order
+    int64[n])`` -- the probabilities inverted, their cubeless equity and the
+    rows by equity, best first, ties in row order.  The same numbers as
+    ``bgfast.evaluate.invert``, ``equity`` and ``numpy.argsort(-equity,
+    kind="stable")`` (which sorts many plays, or NaN equities, itself);
+    without ``sort`` the order is None."""
+    cdef Py_ssize_t n = onroll.shape[0], i, j
+    cdef double e
+    cdef bint nan = False
+    probs = np.empty((n, 5), dtype=np.float64)
+    eq = np.empty(n, dtype=np.float64)
+    order = np.empty(n, dtype=np.int64)
+    cdef double[:, ::1] p = probs
+    cdef double[::1] q = eq
+    cdef int64_t[::1] o = order
+    for i in range(n):
+        invert_probs(&onroll[i, 0], &p[i, 0])
+        q[i] = probs_equity(&p[i, 0])
+        nan = nan or q[i] != q[i]
+    if not sort:
+        return probs, eq, None
+    if n > 64 or nan:
+        return probs, eq, np.argsort(-eq, kind="stable")
+    for i in range(n):                       # insertion sort: stable, fast for few plays
+        e = q[i]
+        j = i
+        while j > 0 and q[o[j - 1]] < e:
+            o[j] = o[j - 1]
+            j -= 1
+        o[j] = i
+    return probs, eq, order
+
+
+def equities(const double[:, ::1] probs):
+    """The cubeless equity of each row of probabilities ``float64[n, 5]``
+    (the numbers of ``bgfast.evaluate.equity``, without numpy's per-call
+    cost on a few rows)."""
+    cdef Py_ssize_t n = probs.shape[0], i
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] e = out
+    for i in range(n):
+        e[i] = probs_equity(&probs[i, 0])
+    return out

@@ -25,8 +25,8 @@ import numpy as np
 
 from . import _evaluate as _k
 from .errors import DatabaseError
-from .movegen import _as_dice, legal_plays_batch
-from .position import Position, as_board, as_boards
+from .movegen import _as_dice, _frozen, legal_plays_batch
+from .position import Position, _CheckedBoards, as_board, as_boards
 
 #: The five cumulative probabilities for the player on roll (win includes
 #: gammons, a gammon includes backgammons), in the order of every array of them.
@@ -116,8 +116,10 @@ class Evaluator(abc.ABC):
 
     def evaluate(self, position) -> Evaluation:
         b = position.board if isinstance(position, Position) else as_board(position)
-        p = self.evaluate_batch(b[None])[0]
-        return Evaluation(tuple(float(x) for x in p), float(equity(p)), self.name)
+        p = np.ascontiguousarray(self.evaluate_batch(b[None].view(_CheckedBoards)),  # b is checked
+                                 dtype=np.float64)
+        return _frozen(Evaluation, {"probs": tuple(p[0].tolist()),
+                                    "equity": _k.equities(p)[0].item(), "evaluator": self.name})
 
     def equity_batch(self, boards) -> np.ndarray:
         return equity(self.evaluate_batch(boards))

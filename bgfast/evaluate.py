@@ -32,25 +32,29 @@ The composite evaluator and the pubeval move choice also exist in C
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Callable
 
 import numpy as np
 
 from . import _evaluate as _k
+from . import _movegen
 from . import cube as _cube
 from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
                          ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
                          pubeval_weights)
 from .errors import BgfastError, InvalidPositionError
 from .formats import check_dice
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, Play, _kernel_failure, legal_plays_batch
-from .position import Position, PositionClass, as_board, as_boards, classify_boards
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _frozen, _kernel_failure, legal_plays_batch
+from .position import (Position, PositionClass, _CheckedBoards, as_board, as_boards,
+                       classify_boards)
 
 __all__ = [
     "PROB_NAMES", "Evaluation", "Evaluator", "PubevalEvaluator", "ExactEvaluator",
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
-    "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "calibration",
+    "rank_plays", "rank_plays_batch", "RankedBatch", "RankedPlay", "RankedPlays", "best_play",
+    "evaluate_ply", "calibration",
     "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
 ]
 
@@ -340,20 +344,111 @@ class RankedBatch:
     def ranked(self, i: int, before: Position, top: int | None = None) -> list["RankedPlay"]:
         """Board i's plays as :class:`RankedPlay` objects, best first (the
         best ``top`` only; notation is made just for those)."""
+        return list(self.plays(i, before)[:top])
+
+    def plays(self, i: int, before: Position) -> "RankedPlays":
+        """Board i's plays, best first, as a :class:`RankedPlays` sequence
+        (its :class:`RankedPlay` objects are made when they are read)."""
         rows = self.order[self.offsets[i]:self.offsets[i + 1]]
-        if top is not None:
-            rows = rows[:top]
-        after = Position.many(self.results[rows], classify=False)
-        probs, eq, depth = self.probs[rows].tolist(), self.equity[rows].tolist(), self.depth[rows].tolist()
-        cf = [None] * len(rows) if self.cubeful is None else self.cubeful[rows].tolist()
-        mwc = [None] * len(rows) if self.mwc is None else \
-            [None if v != v else v for v in self.mwc[rows].tolist()]
-        out = []
-        for k, mv in enumerate(self.moves[rows].tolist()):
-            steps = tuple((a, b) for a, b in mv if a >= 0)
-            out.append(RankedPlay(Play(before, steps, after[k]), tuple(probs[k]), eq[k], depth[k],
-                                  cf[k], mwc[k]))
+        return RankedPlays(before, rows, self.results, self.moves, self.probs, self.equity,
+                           self.depth, self.cubeful, self.mwc)
+
+
+def _ranked_items(before: Position, rows, results, moves, probs, eq, depth, cubeful,
+                  mwc) -> list[RankedPlay]:
+    """The :class:`RankedPlay` objects of ``rows`` (an index array or a
+    slice) of ranking arrays (see :class:`RankedBatch`), in one pass each
+    for the positions, moves and values."""
+    from .movegen import Play, _play_steps
+
+    after = Position._many_checked(results[rows])
+    pr, eqs, dp = probs[rows].tolist(), eq[rows].tolist(), depth[rows].tolist()
+    cf = [None] * len(pr) if cubeful is None else cubeful[rows].tolist()
+    mw = [None] * len(pr) if mwc is None else [None if v != v else v for v in mwc[rows].tolist()]
+    return [_frozen(RankedPlay, {
+        "play": _frozen(Play, {"before": before, "moves": steps, "position": after[k]}),
+        "probs": tuple(pr[k]), "equity": eqs[k], "plies": dp[k], "cubeful": cf[k], "mwc": mw[k]})
+        for k, steps in enumerate(_play_steps(moves[rows]))]
+
+
+class RankedPlays(Sequence):
+    """The ranked plays of one position, best first: a read-only sequence of
+    :class:`RankedPlay` (what :func:`rank_plays` returns).
+
+    It holds the ranking arrays and makes each :class:`RankedPlay` (its
+    :class:`~bgfast.movegen.Play` and resulting Position) when it is first
+    read -- indexing, slicing (a list) or iterating -- and keeps it.  It
+    compares equal to a list (or RankedPlays) of equal plays in the same
+    order, prints like that list and pickles with its plays."""
+
+    __slots__ = ("_before", "_rows", "_arrays", "_items")
+
+    def __init__(self, before: Position, rows, results, moves, probs, eq, depth,
+                 cubeful=None, mwc=None):
+        self._before = before
+        self._rows = rows
+        self._arrays = (results, moves, probs, eq, depth, cubeful, mwc)
+        self._items = [None] * len(rows)
+
+    @classmethod
+    def _of(cls, items) -> "RankedPlays":
+        out = cls.__new__(cls)
+        out._before = out._rows = out._arrays = None
+        out._items = list(items)
         return out
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _fill(self, ks) -> None:
+        """Make the plays at ranks ``ks`` (not yet made) in one pass."""
+        if len(ks) == 1:                      # one play: slices, not fancy indexing
+            r = int(self._rows[ks[0]])
+            rows = slice(r, r + 1)
+        else:
+            rows = self._rows[ks]
+        made = _ranked_items(self._before, rows, *self._arrays)
+        for k, item in zip(ks, made):
+            self._items[k] = item
+
+    def __getitem__(self, i):
+        items = self._items
+        if isinstance(i, slice):
+            ks = range(len(items))[i]
+            todo = [k for k in ks if items[k] is None]
+            if todo:
+                self._fill(todo)
+            return [items[k] for k in ks]
+        item = items[i]                       # IndexError / TypeError as a list's
+        if item is None:
+            k = i + len(items) if i < 0 else i
+            self._fill([k])
+            item = items[k]
+        return item
+
+    def _all(self) -> list[RankedPlay]:
+        return self[:]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __reversed__(self):
+        return reversed(self._all())
+
+    def __eq__(self, other):
+        if isinstance(other, RankedPlays):
+            other = other._all()
+        if not isinstance(other, list):
+            return NotImplemented
+        return self._all() == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self):
+        return (RankedPlays._of, (self._all(),))
 
 
 def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int = 8,
@@ -365,11 +460,26 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     ev = get_evaluator(evaluator)
     b, d = boards_and_dice(boards, dice)
     offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
+    return _rank_generated(ev, b, offsets, res, moves, plies, keep, window, cube)
+
+
+def _mover_values(onroll, sort: bool = True):
+    """Plays' ``(probs, equity, order)`` for the mover from their results'
+    probabilities ``onroll`` for the player on roll: :func:`invert`,
+    :func:`equity` and (``sort``, else None) the rows best first, ties in
+    row order, in one kernel call."""
+    return _k.mover_values(np.ascontiguousarray(onroll, dtype=np.float64), sort)
+
+
+def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: int, keep: int,
+                    window: float, cube) -> RankedBatch:
+    """:func:`rank_plays_batch` of checked boards ``b`` whose legal plays
+    (``offsets``, results ``res``, ``moves``) are already generated."""
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
-    onroll = ev.evaluate_batch(res) if len(res) else np.zeros((0, 5))
-    vals = invert(onroll)
-    e0 = equity(vals)
+    onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
+    one = b.shape[0] == 1
+    vals, e0, order0 = _mover_values(onroll, sort=one)
     cubeful = mwc = None
     if cube is not None:
         # cubeful: each play valued by the kernel's cube model at the mover's context
@@ -384,8 +494,10 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
         key = pubeval_score(res, contact=contact[seg]) if len(res) else e0
     else:
         key = e0
-    order = np.lexsort((-key, seg))                   # stable: ties keep generation order
+    # stable: ties keep generation order (one board by equity: the kernel's order)
+    order = order0 if key is e0 and one else np.lexsort((-key, seg))
     depth = np.zeros(len(res), dtype=np.int64)
+    cubeless = e0
     if plies > 0 and len(res):
         ref = e0 if cube is None else cubeful
         # per board: its best `keep` at 0 ply within `window` of its best
@@ -405,17 +517,18 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
                 res[deep], onroll[deep], ctx[deep], rows, plies)
             eq = cubeful
         depth[deep] = plies
+        cubeless = equity(vals)
         # deeper values first, then 0-ply leftovers
         order = np.lexsort((np.arange(len(res)), -eq, -depth, seg))
     if cube is not None:
         match = rows[:, _cube.ContextColumn.MATCH] != 0
         if match.any():
             mwc = np.where(match[ctx], value, np.nan)
-    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order, cubeful, mwc)
+    return RankedBatch(offsets, res, moves, vals, cubeless, depth, order, cubeful, mwc)
 
 
 def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
-               keep: int = 8, window: float = 0.16, cube=None) -> list[RankedPlay]:
+               keep: int = 8, window: float = 0.16, cube=None) -> "RankedPlays":
     """The legal plays of ``position`` for d1-d2, best first, with their
     values for the mover.  Above 0 plies, move filtering: every play is
     ranked at 0 ply and only the best ``keep`` within ``window`` equity of
@@ -429,12 +542,26 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
     of the current cube; match: MWC (its EMG in ``cubeful``) -- with the
     opponent's cube decision after the play and, above 0 plies, the
     cubeful search of :func:`cubeful_equity`; the window applies to that
-    value.  Every :class:`RankedPlay` keeps its cubeless ``equity``."""
+    value.  Every :class:`RankedPlay` keeps its cubeless ``equity``.
+
+    Returns a :class:`RankedPlays`, a sequence of :class:`RankedPlay` that
+    makes each play object when it is read."""
     d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    batch = rank_plays_batch(pos.board[None], [[d1, d2]], plies=plies,
-                             evaluator=evaluator, keep=keep, window=window, cube=cube)
-    return batch.ranked(0, pos)
+    ev = get_evaluator(evaluator)
+    one = _movegen.legal_plays_one(pos.board, d1, d2, True, False)         # one board's plays
+    if one is None:          # the single-board generator is in use (a call from a finalizer)
+        one = legal_plays_batch(pos.board, (d1, d2), validate=False, with_moves=True)[1:]
+    res, moves = one
+    if plies == 0 and cube is None and type(ev) is not PubevalEvaluator:
+        # cubeless at 0 ply: one evaluation of the plays, ranked as
+        # _rank_generated ranks them (the same values and order)
+        onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
+        vals, eq, rows = _mover_values(onroll)
+        return RankedPlays(pos, rows, res, moves, vals, eq, np.zeros(len(res), dtype=np.int64))
+    offsets = np.array([0, len(res)], dtype=np.int64)
+    batch = _rank_generated(ev, pos.board[None], offsets, res, moves, plies, keep, window, cube)
+    return batch.plays(0, pos)
 
 
 def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="net"):
