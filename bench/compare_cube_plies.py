@@ -29,8 +29,12 @@ gnubg is an oracle only; ``gnubg_nn`` is optional (without it the
 from __future__ import annotations
 
 import argparse
+import base64
+import glob
 import os
+import re
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -80,38 +84,81 @@ def gnubg_nn_evaluator():
         return None
 
 
-def _cases(boards, spec) -> list[Case]:
-    match, money = spec
-    return [Case(Position(b), 1, "centre", match, money) for b in boards]
-
-
 def nontrivial(g, margin: float) -> bool:
     """Whether gnubg's equities make the decision a close one."""
     return (abs(min(g.double_take, g.double_pass) - g.no_double) <= margin
             or abs(g.double_take - g.double_pass) <= margin)
 
 
-def run(n: int, seed: int, plies_list, gnubg: str, margin: float, timeout: float):
-    """One row per (context, plies, bgfast way): agreement with gnubg."""
+def random_groups(n: int, seed: int) -> list:
+    """``(label, boards, context, driver spec)`` of the random positions at
+    every context of ``CONTEXTS``."""
     boards = contact_positions(n, seed)
+    return [(name, boards, ctx, spec) for name, ctx, spec in CONTEXTS]
+
+
+def _playing(match_id: str) -> str:
+    """A Match ID of gnubg's text export with its game state set to
+    "playing" (the export writes game state 0, "no game", beside the dice)."""
+    raw = bytearray(base64.b64decode(match_id))
+    raw[1] = (raw[1] & ~0b111) | 1                 # bits 8-10: the game state
+    return base64.b64encode(bytes(raw)).decode()
+
+
+def match_groups(paths, gnubg: str, timeout: float) -> list:
+    """The contact positions before a roll of gnubg's self-play matches
+    (``paths``: .mat files, read by gnubg's ``export match text``) where the
+    side on roll may double, one group per cube context, all labelled
+    "self-play matches"."""
+    from compare_match_analysis import gnubg as run_script
+
+    from bgfast.formats import MatchState
+    from bgfast.position import PositionClass
+
+    seen, by_ctx = set(), {}
+    for path in paths:
+        with tempfile.TemporaryDirectory() as tmp:
+            txt = os.path.join(tmp, "m.txt")
+            run_script(f"import mat {path}\nexport match text {txt}\n", gnubg, timeout)
+            text = "".join(open(f).read() for f in sorted(glob.glob(os.path.join(tmp, "m*.txt"))))
+        for m in re.finditer(r"Move number \d+:\s+.*(?:to play|cube decision\?).*\n\n"
+                             r"\s*GNU Backgammon\s+Position ID: (\S+)\s*\n\s*Match ID\s*: (\S+)",
+                             text):
+            pid, mid = m.group(1), m.group(2)
+            pos = Position.from_position_id(pid)
+            ctx = CubeContext.from_match_state(MatchState.from_match_id(_playing(mid)))
+            if (pid, ctx) in seen or pos.classify() != PositionClass.CONTACT or not ctx.can_double:
+                continue
+            seen.add((pid, ctx))
+            by_ctx.setdefault(ctx, []).append(pos.board)
+    groups = []
+    for ctx, boards in by_ctx.items():
+        s = ctx.score
+        spec = (MatchScore(s.length, s.score_me, s.score_opp, ctx.crawford), None)
+        groups.append(("self-play matches", np.stack(boards), ctx, spec))
+    return groups
+
+
+def run(groups, plies_list, gnubg: str, margin: float, timeout: float):
+    """One row per (label, plies, bgfast way): agreement with gnubg."""
     table = _cubeful_table()
     nn = gnubg_nn_evaluator()
-    rows, timing = [], {}
-    for name, ctx, spec in CONTEXTS:
-        cases = _cases(boards, spec)
+    acc, timing = {}, {}
+    for name, boards, ctx, spec in groups:
+        cases = [Case(Position(b), ctx.cube, ctx.owner.value, spec[0], spec[1]) for b in boards]
         for plies in plies_list:
             t = time.perf_counter()
             g = run_gnubg(cases, gnubg, timeout=timeout, plies=plies)
-            timing[("gnubg", name, plies)] = time.perf_counter() - t
+            timing[("gnubg", name, plies)] = timing.get(("gnubg", name, plies), 0.0) + \
+                time.perf_counter() - t
             ok = [i for i, x in enumerate(g) if x is not None]
-            gact = [normalize_action(g[i].action) for i in ok]
-            close = np.array([nontrivial(g[i], margin) for i in ok], dtype=bool)
             ways = {}
             t = time.perf_counter()
             ways["net"] = evaluate_cube_batch(boards, ctx, plies=plies)
-            timing[("bgfast", name, plies)] = time.perf_counter() - t
+            timing[("bgfast", name, plies)] = timing.get(("bgfast", name, plies), 0.0) + \
+                time.perf_counter() - t
             if plies == 0:
-                ways["gnubg-p"] = [C.cube_decision(g[i].probs, cube=1, owner="centre",
+                ways["gnubg-p"] = [C.cube_decision(g[i].probs, cube=ctx.cube, owner=ctx.owner.value,
                                                    match=spec[0], money=spec[1],
                                                    position=cases[i].position) for i in ok]
             if nn is not None:
@@ -119,24 +166,31 @@ def run(n: int, seed: int, plies_list, gnubg: str, margin: float, timeout: float
             for way, dec in ways.items():
                 if isinstance(dec, list):
                     act = [d.action.value for d in dec]
-                    nd = np.array([d.no_double for d in dec])
-                    dt = np.array([d.double_take for d in dec])
+                    nd = [d.no_double for d in dec]
+                    dt = [d.double_take for d in dec]
                 else:
                     act = [dec.decision(i).action.value for i in ok]
-                    nd = np.asarray(dec.no_double)[ok]
-                    dt = np.asarray(dec.double_take)[ok]
-                same = np.array([a == b for a, b in zip(act, gact)], dtype=bool)
-                gnd = np.array([g[i].no_double for i in ok])
-                gdt = np.array([g[i].double_take for i in ok])
-                rows.append({
-                    "context": name, "plies": plies, "way": way, "n": len(ok),
-                    "agree": same.mean(), "nontrivial": int(close.sum()),
-                    "agree_nontrivial": same[close].mean() if close.any() else float("nan"),
-                    "mean_dnd": float(np.abs(nd - gnd).mean()),
-                    "mean_ddt": float(np.abs(dt - gdt).mean()),
-                    "differ": [(Position(boards[i]).position_id(), g[i].action, a)
-                               for i, a, s in zip(ok, act, same) if not s],
-                })
+                    nd = list(np.asarray(dec.no_double)[ok])
+                    dt = list(np.asarray(dec.double_take)[ok])
+                r = acc.setdefault((name, plies, way), {"same": [], "close": [], "dnd": [],
+                                                         "ddt": [], "differ": []})
+                for i, a, x, y in zip(ok, act, nd, dt):
+                    same = a == normalize_action(g[i].action)
+                    r["same"].append(same)
+                    r["close"].append(nontrivial(g[i], margin))
+                    r["dnd"].append(abs(x - g[i].no_double))
+                    r["ddt"].append(abs(y - g[i].double_take))
+                    if not same:
+                        r["differ"].append((Position(boards[i]).position_id(), ctx.describe(),
+                                            g[i].action, a))
+    rows = []
+    for (name, plies, way), r in acc.items():
+        same, close = np.array(r["same"]), np.array(r["close"])
+        rows.append({"context": name, "plies": plies, "way": way, "n": len(same),
+                     "agree": same.mean(), "nontrivial": int(close.sum()),
+                     "agree_nontrivial": same[close].mean() if close.any() else float("nan"),
+                     "mean_dnd": float(np.mean(r["dnd"])), "mean_ddt": float(np.mean(r["ddt"])),
+                     "differ": r["differ"]})
     return rows, timing
 
 
@@ -149,19 +203,31 @@ def main(argv=None) -> int:
     ap.add_argument("--margin", type=float, default=0.1)
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per gnubg run")
     ap.add_argument("--show", type=int, default=0, help="disagreements to list per row")
+    ap.add_argument("--source", choices=("random", "matches"), default="random",
+                    help="random: --n seeded positions at each of CONTEXTS; matches: the "
+                         "positions of gnubg's self-play matches in bench/data, each at its "
+                         "own cube and score")
     args = ap.parse_args(argv)
-    rows, timing = run(args.n, args.seed, args.plies, args.gnubg, args.margin, args.timeout)
-    print(f"{args.n} contact positions (bench_corpus seed {args.seed}); non-trivial: "
-          f"gnubg's margin <= {args.margin}")
-    print(f"| context | plies | bgfast | n | action agrees | non-trivial | agrees there "
-          f"| mean abs dND | mean abs dDT |")
+    if args.source == "random":
+        groups = random_groups(args.n, args.seed)
+        print(f"{args.n} contact positions (bench_corpus seed {args.seed})")
+    else:
+        from compare_match_analysis import SEEDS, mat_path
+
+        groups = match_groups([mat_path(s) for s in SEEDS], args.gnubg, args.timeout)
+        print(f"{sum(len(g[1]) for g in groups)} contact positions of gnubg's self-play "
+              f"matches where the side on roll may double ({len(groups)} cube contexts)")
+    rows, timing = run(groups, args.plies, args.gnubg, args.margin, args.timeout)
+    print(f"non-trivial: gnubg's margin <= {args.margin}")
+    print("| context | plies | bgfast | n | action agrees | non-trivial | agrees there "
+          "| mean abs dND | mean abs dDT |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['context']} | {r['plies']} | {r['way']} | {r['n']} | {100 * r['agree']:.1f}% "
               f"| {r['nontrivial']} | {100 * r['agree_nontrivial']:.1f}% | {r['mean_dnd']:.4f} "
               f"| {r['mean_ddt']:.4f} |")
-        for pid, ga, ba in r["differ"][: args.show]:
-            print(f"    {pid}: gnubg {ga!r}, bgfast {ba}")
+        for pid, where, ga, ba in r["differ"][: args.show]:
+            print(f"    {pid} {where}: gnubg {ga!r}, bgfast {ba}")
     for (who, name, plies), t in sorted(timing.items()):
         print(f"time {who:<6} {plies} plies {name}: {t:.1f} s")
     return 0

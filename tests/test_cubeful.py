@@ -3,7 +3,6 @@ against exact bear-off values (money: the two-sided table; match: an exact
 recursion), cube decisions by the search, checker play at the cube and
 score, and gnubg's choices where the score changes the best play."""
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,12 +16,13 @@ from bgfast.errors import InvalidScoreError, MissingTableError
 from bgfast.evaluate import (_cubeful_table, cubeful_equity, equity, evaluate_cube,
                              evaluate_cube_batch, get_evaluator,
                              invert, rank_plays, rank_plays_batch)
-from bgfast.formats import CubeOwner, MatchState, match_play
+from bgfast.formats import CubeOwner, MatchState
 from bgfast.game import Game
 from bgfast.met import MatchScore, get_table
 from bgfast.movegen import legal_plays
 from bgfast.position import Position, PositionClass, classify_boards
 from corpus import random_boards, self_play_positions
+from gnubg_hints import gnubg_hints
 from reference_cubeful import CRAWFORD, POST, PRE, MatchReference, exact_match_values
 
 MET = get_table(None)
@@ -466,37 +466,6 @@ def test_score_changes_the_best_play(name, gammonish):
     assert differ >= 10, differ
 
 
-def _gnubg_hints(binary, cases):
-    """gnubg's 0-ply checker-play hint for each (board, dice, context): its
-    listed plays in its order, each as (resulting Position, the mover's 5
-    probabilities, gnubg's equity)."""
-    lines = ["set output digits 5", "set output mwc off", "set evaluation chequer eval plies 0"]
-    for n, (board, dice, ctx) in enumerate(cases):
-        s = ctx.score
-        st = MatchState(match_length=0 if s is None else s.length,
-                        score=(0, 0) if s is None else (s.score_opp, s.score_me),
-                        cube_value=ctx.cube, player_on_roll=1, crawford=ctx.crawford,
-                        cube_owner={"centre": CubeOwner.CENTRED, "me": CubeOwner.PLAYER1,
-                                    "opp": CubeOwner.PLAYER0}[ctx.owner.value],
-                        dice=tuple(int(d) for d in dice))
-        lines += [f"set matchid {st.match_id()}", f"set board {Position(board).position_id()}",
-                  "hint", f"bgfastcase{n}"]      # an unknown command: gnubg names it
-    out = subprocess.run([binary, "-t", "-q"], input="\n".join(lines) + "\n", stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, timeout=600).stdout
-    num = r"(-?\d\.\d+)"
-    hints = []
-    for n, (board, dice, _) in enumerate(cases):
-        head, _, out = out.partition(f"bgfastcase{n}'")
-        plays = legal_plays(board, *dice)
-        rows = []
-        for m in re.finditer(r"\n\s+\d+\. Cubeful 0-ply\s+(.+?)\s+Eq\.:\s+([+-]\d\.\d+).*\n\s+"
-                             + " ".join([num] * 3) + " - " + " ".join([num] * 3), head):
-            p = [max(0.0, float(m.group(k))) for k in (3, 4, 5, 7, 8)]
-            rows.append((match_play(board, m.group(1), plays).position, p, float(m.group(2))))
-        hints.append(rows)
-    return hints
-
-
 @pytest.mark.gnubg
 def test_gnubg_agrees_on_checker_play_at_the_score(gnubg_binary, table):
     """gnubg's 0-ply checker-play hints for 80 race and contact positions,
@@ -514,7 +483,7 @@ def test_gnubg_agrees_on_checker_play_at_the_score(gnubg_binary, table):
     n = len(boards)
     contexts = [CubeContext.money()] + [ctx for ctx, _ in SCORE_RULES.values()] + \
         [CubeContext.match(7, 3, 5)]
-    hints = _gnubg_hints(gnubg_binary, [(b, d, c) for c in contexts for b, d in zip(boards, dice)])
+    hints = gnubg_hints(gnubg_binary, [(b, d, c) for c in contexts for b, d in zip(boards, dice)])
     search = C._Search(get_evaluator("net"), table, MET)
     ranked = swapped = 0
     for k, ctx in enumerate(contexts):
