@@ -1,8 +1,8 @@
 """Match analysis beside gnubg's: per-player error rates and flagged decisions.
 
-Five 7-point matches of gnubg against itself (0-ply players, ``set seed
-S``; regenerated with ``--generate``, committed as
-``bench/data/gnubg-7pt-seed{S}.mat``) are analysed twice:
+Five 7-point matches of gnubg against itself (both players at 0 plies for
+checker play and cube, ``set seed S``; regenerated with ``--generate``,
+committed as ``bench/data/gnubg-7pt-seed{S}.mat``) are analysed twice:
 
 * by Debian's ``gnubg -t``: ``import mat``, ``analyse match`` at
   ``--gnubg-plies`` (checker play and cube), ``show statistics match`` (the
@@ -20,7 +20,7 @@ numbers are not equal: the report shows how close they are.
 
 Usage::
 
-    nice -n 10 python bench/compare_match_analysis.py [--generate] [--gnubg-plies 0] [--ply 0]
+    nice -n 10 python bench/compare_match_analysis.py [--generate] [--gnubg-plies 2] [--ply 1]
 """
 from __future__ import annotations
 
@@ -55,7 +55,9 @@ def generate(seed: int, binary: str, timeout: float) -> str:
     os.makedirs(DATA, exist_ok=True)
     if os.path.exists(path):
         os.remove(path)
-    gnubg("\n".join([f"set seed {seed}", "set player 0 gnubg", "set player 1 gnubg",
+    players = [f"set player {k} {what} evaluation plies 0"
+               for k in (0, 1) for what in ("chequerplay", "cubedecision")]
+    gnubg("\n".join([f"set seed {seed}", "set player 0 gnubg", "set player 1 gnubg", *players,
                      "set automatic game on", "set display off", "new match 7",
                      f"export match mat {path}"]) + "\n", binary, timeout)
     if not os.path.exists(path):
@@ -218,8 +220,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--generate", action="store_true", help="let gnubg play the matches again")
     ap.add_argument("--gnubg", default=GNUBG)
-    ap.add_argument("--gnubg-plies", type=int, default=0)
-    ap.add_argument("--ply", type=int, default=0, help="bgfast analyze-match --ply")
+    ap.add_argument("--gnubg-plies", type=int, default=2)
+    ap.add_argument("--ply", type=int, default=1, help="bgfast analyze-match --ply")
     ap.add_argument("--flag", type=float, default=0.04)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per program run")
     args = ap.parse_args(argv)

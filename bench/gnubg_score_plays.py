@@ -91,33 +91,17 @@ def small_bearoff(rng: np.random.Generator) -> Position:
     return Position(board)
 
 
-def open_game(pos: Position, probs) -> bool:
-    """Whether the game is still open: a winning chance in 0.1..0.9 and a
-    gammon chance (either side) of at least 0.03 -- where the score can
-    change the best play.  ``probs``: gnubg's 0-ply probabilities."""
-    w, wg, _, lg, _ = probs
-    return 0.1 < w < 0.9 and wg + lg >= 0.03
-
-
 def candidates(n: int, seed: int):
     """``n`` (Position, dice) pairs with at least two legal plays: races with
-    a gammon at stake (kept when :func:`open_game` by gnubg's net, the
-    ``gnubg_nn`` module, where it is installed), random races and bear-offs,
-    and small two-sided bear-offs, each with a random roll."""
-    try:
-        import gnubg_nn
-    except ImportError:
-        gnubg_nn = None
+    a gammon at stake, random races and bear-offs, and small two-sided
+    bear-offs, each with a random roll."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
         u = rng.random()
-        if u < 0.6:
+        if u < 0.4:
             pos = gammon_race_position(rng)
-            if gnubg_nn is not None and not open_game(
-                    pos, gnubg_nn.probabilities(pos.board.tolist(), 0)):
-                continue
-        elif u < 0.8:
+        elif u < 0.7:
             pos = random_race_position(rng, bearoff=bool(rng.random() < 0.5))
         else:
             pos = small_bearoff(rng)
@@ -164,7 +148,7 @@ def main(argv=None) -> int:
     ap.add_argument("--candidates", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--gnubg", default="/usr/games/gnubg")
-    ap.add_argument("--gap", type=float, default=0.002,
+    ap.add_argument("--gap", type=float, default=0.001,
                     help="least EMG between gnubg's top two plays at the score")
     ap.add_argument("--per-score", type=int, default=12, help="records kept per score at most")
     ap.add_argument("--timeout", type=float, default=900.0)

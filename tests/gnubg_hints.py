@@ -28,8 +28,10 @@ def gnubg_hints(binary, cases, *, timeout: float = 600.0):
                          stderr=subprocess.STDOUT, text=True, timeout=timeout).stdout
     num = r"(-?\d\.\d+)"
     hints = []
+    start = 0
     for n, (board, dice, _) in enumerate(cases):
-        head, _, out = out.partition(f"bgfastcase{n}'")
+        end = out.find(f"bgfastcase{n}'", start)       # no copies of the rest: output is large
+        head, start = out[start:end if end >= 0 else len(out)], (end if end >= 0 else len(out))
         plays = legal_plays(board, *dice)
         rows = []
         for m in re.finditer(r"\n\s+\d+\. Cubeful 0-ply\s+(.+?)\s+Eq\.:\s+([+-]\d\.\d+).*\n\s+"
