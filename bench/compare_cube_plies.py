@@ -1,11 +1,14 @@
 """bgfast's cube decisions at 0 and 2 plies beside gnubg's, on contact positions.
 
 The positions are ``bench_corpus.contact_positions(n, seed)`` (seeded random
-self-play, contact only).  Each is analysed by Debian's ``gnubg -t``
+self-play, contact only) at every context of ``CONTEXTS``, or with
+``--source matches`` the contact positions of the self-play matches of
+``compare_match_analysis.py`` (``bench/data``) where the side on roll may
+double, each at its own cube and score.  Each is analysed by Debian's ``gnubg -t``
 (``hint`` with no dice, ``set evaluation cubedecision eval plies N``; the
-driver of ``compare_cube_gnubg.py``) at 0 and at 2 plies, at every context
-of ``CONTEXTS`` (money and two 7-point match scores), and by bgfast in four
-ways, so that the difference of the nets and that of the search show apart:
+driver of ``compare_cube_gnubg.py``) at 0 and at 2 plies, and by bgfast in
+three ways, so that the difference of the nets and that of the search show
+apart:
 
 ``net``        bgfast's own net: ``evaluate_cube_batch(boards, ctx, plies=N)``.
 ``gnubg-p``    (0 plies) bgfast's cube model (:func:`bgfast.cube.cube_decision`)
@@ -21,7 +24,7 @@ equities put the double within ``--margin`` (default 0.1) of no double
 
 Usage::
 
-    nice -n 10 python bench/compare_cube_plies.py --n 400 --seed 1 [--plies 0 2]
+    nice -n 10 python bench/compare_cube_plies.py --n 400 --seed 1 [--plies 0 2] [--source matches]
 
 gnubg is an oracle only; ``gnubg_nn`` is optional (without it the
 ``gnubg-nn`` rows are left out).

@@ -176,7 +176,8 @@ def pick(summary: dict, key: str):
         if summary.get(name) is not None:
             return float(summary[name]), name
     if key == "cube" and summary.get("cube_decisions"):
-        return 1000 * summary["cube_loss"] / summary["cube_decisions"], "1000 cube_loss/cube_decisions"
+        return (1000 * summary["cube_loss"] / summary["cube_decisions"],
+                "1000 cube_loss/cube_decisions")
     return None, ""
 
 
@@ -228,7 +229,8 @@ def main(argv=None) -> int:
     totals = {}
     print(f"gnubg {args.gnubg_plies}-ply analysis beside bgfast analyze-match --ply {args.ply}; "
           f"error rates in mEMG per decision (gnubg's luck rate: mEMG per roll)")
-    print("| match | player | checker gnubg / bgfast | cube gnubg / bgfast | overall gnubg / bgfast "
+    print("| match | player | checker gnubg / bgfast | cube gnubg / bgfast "
+          "| overall gnubg / bgfast "
           "| luck gnubg / bgfast | decisions (unforced, cube close/all) |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     names = set()

@@ -78,7 +78,8 @@ def test_gnubg_live_matches_the_record(gnubg_binary):
     cases = []
     for r in picked:
         board = Position.from_position_id(r["position_id"]).board
-        cases += [(board, r["dice"], _context(r["context"])), (board, r["dice"], CubeContext.money())]
+        cases += [(board, r["dice"], _context(r["context"])),
+                  (board, r["dice"], CubeContext.money())]
     hints = gnubg_hints(gnubg_binary, cases, timeout=120)
     for k, r in enumerate(picked):
         at_score, money = hints[2 * k], hints[2 * k + 1]
