@@ -64,12 +64,13 @@ from .errors import BgfastError, DatabaseError
 from .position import Position, pack, unpack
 from .rollout import RolloutSettings
 from .traindata import (CLASSES, DEFAULT_PLAYERS as TRAINING_PLAYERS, KeyedRows, PositionSet,
-                        _read, _require,
+                        _parse_players, _read, _require,
                         _write, derive_seed, label_fields, load_positions, load_shards,
                         position_seed, prepare_directory, run_shards, sample_positions)
 
 __all__ = ["SETS", "MARGIN", "MIN_CANDIDATES", "MAX_CANDIDATES", "REFERENCE_SETTINGS",
-           "DEFAULT_SEED", "DEFAULT_PLAYERS", "DECISIONS", "Decisions", "Benchmark", "SetScore",
+           "DEFAULT_SEED", "DEFAULT_PLAYERS", "default_players", "DECISIONS", "Decisions",
+           "Benchmark", "SetScore",
            "select_decisions", "save_decisions", "load_decisions", "build", "load", "score",
            "score_evaluator", "evaluator_chooser", "chosen_key", "choices", "evaluator_choices",
            "losses", "summarize"]
@@ -305,7 +306,9 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
     ex = _exclude_keys(exclude)
     out = prepare_directory(out, "a benchmark")
     dpath = out / DECISIONS
-    want = {"n": int(decisions), "seed": int(seed), "sets": list(names)}
+    plist = _parse_players(default_players() if players is None else players)
+    want = {"n": int(decisions), "seed": int(seed), "sets": list(names),
+            "players": [list(p) for p in plist]}
     if dpath.exists():
         if not resume:
             raise BgfastError(f"{out} already holds a benchmark; give resume (--resume) to "

@@ -110,6 +110,8 @@ def test_an_interrupted_build_resumes_to_the_same_files(built, tmp_path):
         bm.build(out, 4, **BUILD, resume=True)
     with pytest.raises(DatabaseError, match="settings"):
         bm.build(out, 3, **{**BUILD, "settings": replace(TINY, trials=5)}, resume=True)
+    with pytest.raises(DatabaseError, match="players"):
+        bm.build(out, 3, **{**BUILD, "players": "net=1"}, resume=True)
 
 
 def test_the_decisions_are_disjoint_from_an_excluded_set(db, tmp_path):
