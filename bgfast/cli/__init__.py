@@ -179,4 +179,4 @@ def main():
 
 
 # Register the command areas (each module adds its commands to ``main``).
-from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data  # noqa: E402,F401
+from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data, benchmark  # noqa: E402,F401
