@@ -26,7 +26,7 @@ LAYERS = {
                    "metgen"),
     "search": ("_rollout", "rollout", "_workers", "_ray", "levels"),
     "play": ("game", "players", "matfile", "savegame", "duel", "lessons"),
-    "analysis": ("_analyze", "analyze", "hint", "traindata", "train"),
+    "analysis": ("_analyze", "analyze", "hint", "traindata", "train", "benchmark"),
     "interfaces": ("__main__", "cli"),
 }
 
