@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analyze import AnalysisSettings, Context, _probabilities, decide_cube, parse_record
+from .analyze import Context, parse_record
+from .cube import decide_cube
 from .errors import BgfastError, InvalidDiceError
-from .evaluate import PROB_NAMES, rank_plays
+from .evaluate import PROB_NAMES, rank_plays, sourced_probabilities
 from .formats import check_dice
 from .position import Position, PositionClass, as_board
 
@@ -252,6 +253,7 @@ def _cube_hint(pos, ctx, ply, evaluator, trials, seed) -> Hint:
         probs, source, exact = np.asarray(r.probs, dtype=float), f"rollout of {r.games} trials", None
         rollout = r.to_dict()
     else:
-        probs, source, exact = _probabilities([pos], AnalysisSettings(ply=ply, evaluator=evaluator))[0]
+        got = sourced_probabilities(pos.board[None], ply, evaluator)
+        probs, source, exact = got.probs[0], got.source(0, evaluator), got.exact_money[0]
     dec = decide_cube(pos, ctx, probs, exact)
     return Hint(pos, ctx, None, ply, evaluator, cube=dec, source=source, rollout=rollout)

@@ -203,30 +203,33 @@ class LevelPlayer(_PlayerBase):
         return plays[pick_result(self.level, results, seed)]
 
     def probabilities(self, position):
-        """This level's cubeless probabilities for the player on roll, and
-        the two-sided bear-off probe result (None outside the table)."""
-        from . import bearoff
+        """This level's cubeless probabilities for the player on roll and
+        the two-sided table's exact cubeful money equities (None outside
+        it), by :func:`bgfast.evaluate.sourced_probabilities` with the
+        level's evaluator: the net at the level's plies (pubeval: the
+        composite evaluator)."""
+        from .evaluate import get_evaluator, sourced_probabilities
 
-        exact = bearoff.get(position)
-        if exact is not None and exact.probs is not None:
-            return np.asarray(exact.probs, dtype=float), exact
-        b = position.board[None]
         if self.level.kind == NET:
-            if self.level.plies:
-                return self.level.net.evaluate_plies(b, self.level.plies)[0], exact
-            return self.level.net.evaluate_batch(b)[0], exact
-        from .evaluate import get_evaluator
+            ev, plies = self.level.net, self.level.plies
+        else:
+            ev, plies = get_evaluator("composite"), 0
+        got = sourced_probabilities(position.board[None], plies, ev)
+        exact = got.exact_money[0]
+        return got.probs[0], (exact if np.isfinite(exact).all() else None)
 
-        return get_evaluator("composite").evaluate_batch(b)[0], exact
+    def _decision(self, game, roller: int, position):
+        """The cube decision of ``roller`` (on roll in ``position``) by this level."""
+        from .cube import CubeContext, decide_cube
+
+        probs, exact = self.probabilities(position)
+        return decide_cube(position, CubeContext.from_game(game, roller), probs, exact)
 
     def cube_decision(self, game):
         """The cube decision of the player on roll (the doubler while a
         double is offered), by this level."""
-        from .analyze import decide_cube, game_context
-
-        pos = game.position()            # the player on roll (the doubler) in row 1
-        probs, exact = self.probabilities(pos)
-        return decide_cube(pos, game_context(game, game.turn), probs, exact)
+        # the player on roll (the doubler) in row 1
+        return self._decision(game, game.turn, game.position())
 
     def wants_to_double(self, game):
         if self.level.kind == RANDOM:
@@ -254,7 +257,6 @@ class LevelPlayer(_PlayerBase):
         opponent after this level's play of the dice (or the result, if the
         play ends the game).  A pending resignation is looked through.
         """
-        from .analyze import decide_cube, game_context
         from .game import Phase, result_kind
 
         if game.turn_phase == Phase.MOVE:
@@ -266,8 +268,7 @@ class LevelPlayer(_PlayerBase):
             roller, pos = 1 - mover, after
         else:
             roller, pos = game.turn, game.position(game.turn)
-        probs, exact = self.probabilities(pos)
-        dec = decide_cube(pos, game_context(game, roller), probs, exact)
+        dec = self._decision(game, roller, pos)
         doubles = game.cube_available(roller) and dec.action.doubles
         if game.is_money:
             v = (dec.best_equity if doubles else dec.no_double) * game.cube_value
