@@ -52,12 +52,20 @@ class PositionArg:
         """The rolled dice the ID holds, or None."""
         return None if self.state is None else self.state.dice
 
-    @property
-    def context(self) -> "Context":  # noqa: F821
-        """The cube and score for the player on roll (:class:`bgfast.analyze.Context`)."""
-        from ..analyze import Context
+    def cube_context(self, met=None) -> "CubeContext":  # noqa: F821
+        """The :class:`bgfast.cube.CubeContext` of the player on roll (money
+        with a centred cube for a bare Position ID); ``met`` is a match's
+        equity table (default: the default table)."""
+        from ..cube import CubeContext
 
-        return Context() if self.state is None else Context.from_match_state(self.state, self.xgid)
+        if self.state is None:
+            return CubeContext()
+        return CubeContext.from_match_state(self.state, self.xgid, met=met)
+
+    @property
+    def context(self) -> "CubeContext":  # noqa: F821
+        """The cube and score for the player on roll (:meth:`cube_context`)."""
+        return self.cube_context()
 
     def xgid_text(self) -> str | None:
         """The XGID of the position with its context (None when the state has
@@ -67,7 +75,7 @@ class PositionArg:
         if self.state is None:
             return self.position.xgid()
         try:
-            return XGID.from_match_state(self.position, self.state, beaver=self.context.beavers,
+            return XGID.from_match_state(self.position, self.state, beaver=self.context.rules.beavers,
                                          max_cube=10 if self.xgid is None else self.xgid.max_cube
                                          ).format()
         except BgfastError:

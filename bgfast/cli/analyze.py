@@ -11,6 +11,7 @@ from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
+from ._options import json_option
 
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=1, show_default=True,
@@ -119,7 +120,7 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
               help="Write every decision to this file (CSV, JSON Lines or HTML).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
               show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 @common
 def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, jobs, backend,
                       address):

@@ -8,6 +8,7 @@ import click
 
 from .._progress import Progress
 from . import PositionParam, emit_json, fail, main
+from ._options import json_option
 from ..errors import MissingTableError
 
 
@@ -36,7 +37,7 @@ def bearoff():
               help="Save the work done to OUTPUT.partial at most this often; a killed build "
                    "run again with the same arguments goes on from there.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("Print the result as JSON.")
 def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, checkpoint_seconds,
           quiet, as_json):
     """Build a database: --one-sided P or --two-sided 6xC.
@@ -80,7 +81,7 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, chec
 @bearoff.command("info")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--verify", is_flag=True, help="Check the data checksum even for a big file.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def info(file, verify, as_json):
     """Describe a database file (bgfast or gnubg .bd)."""
     from .. import bearoff as bo
@@ -97,7 +98,7 @@ def info(file, verify, as_json):
 @bearoff.command("probe")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("position", type=PositionParam())
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def probe(file, position, as_json):
     """Probe POSITION (Position ID or XGID) in FILE."""
     from .. import bearoff as bo

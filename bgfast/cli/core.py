@@ -12,6 +12,7 @@ from ..formats import format_plays, parse_dice
 from ..movegen import legal_plays_batch
 from ..position import Position, position_ids
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
+from ._options import json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -38,7 +39,7 @@ def position_facts(arg) -> dict:
 
 @main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the diagram.")
+@json_option("Print JSON instead of the diagram.")
 @click.option("--svg", "as_svg", is_flag=True, help="Print an SVG picture of the board.")
 def show(position, as_json, as_svg):
     """Show POSITION: diagram, pip counts and IDs (with its cube, score and dice)."""
@@ -65,7 +66,7 @@ def show(position, as_json, as_svg):
 
 @main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def pips(position, as_json):
     """Pip counts of POSITION: player on roll, then opponent."""
     pos = position.position
@@ -144,7 +145,7 @@ def _moves_batch(stream, as_json: bool, chunk: int = 2048) -> int:
 @click.option("--input", "input_file", type=click.File("r", encoding="utf-8",
                                                      errors="surrogateescape"),
               help="Read 'POSITION DICE' lines from FILE ('-' for stdin); one result per line.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON Lines with --input).")
+@json_option("Print JSON (JSON Lines with --input).")
 def moves(position, dice, input_file, as_json):
     """Every legal play of POSITION for DICE (e.g. 31 or 3-1).
 
@@ -184,7 +185,7 @@ def moves(position, dice, input_file, as_json):
 
 @main.command(epilog=POSITION_FORMS)
 @click.argument("position", type=POSITION)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def shots(position, as_json):
     """How many of the 36 rolls let the player on roll hit a blot."""
     pos = position.position

@@ -9,6 +9,7 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
+from ._options import json_option
 
 _POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expert", "net",
              "net0", "net1", "net2"]
@@ -33,7 +34,7 @@ def data():
               help="A positions file whose positions are not taken (repeatable).")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None,
               help="Processes (default: every core); the result does not depend on it.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def positions(count, seed, output, players, excludes, jobs, as_json):
     """Find distinct positions in seeded self-play and write them to OUTPUT,
     each with its class (contact, crashed, race)."""
@@ -84,7 +85,7 @@ def positions(count, seed, output, players, excludes, jobs, as_json):
               help="Positions per shard file.")
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="Write the shard being filled at least this often.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def label(positions_file, output, trials, truncate, seed, policy, evaluator, resume, limit, jobs,
           shard_size, checkpoint_seconds, as_json):
     """Roll out the positions of POSITIONS (a file of 'bgfast data positions')

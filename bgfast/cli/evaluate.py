@@ -6,6 +6,7 @@ import json as _json
 import click
 
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
+from ._options import json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -20,7 +21,7 @@ DICE = DiceParam()
 @click.option("--dice", "-d", type=DICE, default=None,
               help="Rank the plays of this roll instead of evaluating the position "
                    "(default: the roll POSITION holds, if any; --dice overrides it).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def evaluate(position, evaluator, plies, dice, as_json):
     """Evaluate POSITION for the player on roll (cubeless), or rank its
     plays for a roll: --dice, or the dice an XGID or Match ID holds."""

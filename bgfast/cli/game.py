@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from . import emit_json, fail, main
+from ._options import json_option
 from ..errors import BgfastError
 from ..formats import format_play
 from ..game import Game, Match, PartialPlay, Phase, Rules, check_name
@@ -396,8 +397,7 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
 @click.option("--resume", "resume_file", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Continue a match saved with --save (JSON or .mat); its "
                                  "length, rules and names come from the file.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the result as JSON on stdout (the game goes to stderr).")
+@json_option("Print the result as JSON on stdout (the game goes to stderr).")
 def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoon, auto_doubles,
          watch, seed, names, save, resume_file, as_json):
     """Play backgammon in the terminal against the computer, or two people.
@@ -530,7 +530,7 @@ def mat():
 
 @mat.command("info")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+@json_option("JSON output.")
 def mat_info(path, as_json):
     """Import PATH (checking every play) and summarise it: players, score, games."""
     from ..matfile import load
@@ -576,8 +576,7 @@ def _lesson_board(question, position_text):
 @click.argument("number", type=click.IntRange(1, 8), required=False)
 @click.option("--lang", type=click.Choice(["en", "da"]), default="en", show_default=True,
               help="Language of the lessons.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the lesson (or the list) as JSON with the engine's answers; no questions asked.")
+@json_option("Print the lesson (or the list) as JSON with the engine's answers; no questions asked.")
 def lesson(number, lang, as_json):
     """Eight short lessons: rules, moving, hitting, bearing off, scoring, the
     cube, Crawford and match play, basic strategy.  Without NUMBER, list them.

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from . import DiceParam, emit_json, main
+from ._options import json_option
 
 DICE = DiceParam()
 
@@ -29,7 +30,7 @@ DICE = DiceParam()
 @click.option("--cubeless", is_flag=True,
               help="Rank the plays by cubeless equity instead of their value at the cube "
                    "and score.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, cubeless, as_json):
     """The engine's advice for POSITION: ranked plays for DICE, or the cube.
 

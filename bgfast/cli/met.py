@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from . import emit_json, main
+from ._options import json_option
 from .. import met as _met
 
 
@@ -57,7 +58,7 @@ def _parse_free_drops(values) -> dict[int, float] | None:
 @click.option("--output", type=click.Path(file_okay=False), default=None,
               help="Write the table as CSV files into this directory.")
 @click.option("--decimal", is_flag=True, help="Print fractions instead of percentages.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def met_command(table_name, length, away, crawford, post_crawford, generate, method, gammon_rate,
                 gammon_rate_trailer, efficiency, free_drop, compare, output, decimal, as_json):
     """Print a match equity table, look up one score, or generate a table.

@@ -7,6 +7,7 @@ from .._progress import Progress
 from ..rollout import MAX_TRIALS, MAX_TRUNCATE
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
+from ._options import json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -52,7 +53,7 @@ DICE = DiceParam()
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
 @click.option("--address", default=None, help=ADDRESS_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json):
     """Roll out POSITION (cubeless) and print the 5 probabilities and the

@@ -5,6 +5,7 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
+from ._options import json_option
 
 
 @main.command()
@@ -28,7 +29,7 @@ from . import emit_json, main
               help="Start from these weights instead of random ones (a net of the previous "
                    "input layout, without features, gets zero feature weights).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the training state as JSON.")
+@json_option("Print the training state as JSON.")
 def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
           init, quiet, as_json):
     """Train the net by TD(lambda) self-play and write the weights to OUT (.npz)."""
@@ -51,7 +52,7 @@ def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the dice.")
 @click.option("--threads", type=click.IntRange(1, 256), default=None,
               help="Worker threads, at most 256 (default: all cores); the result does not depend on it.")
-@click.option("--json", "as_json", is_flag=True, help="Output JSON.")
+@json_option("Output JSON.")
 def duel(a, b, games, seed, threads, as_json):
     """Cubeless money duel of A against B with duplicate dice.
 
@@ -80,7 +81,7 @@ def duel(a, b, games, seed, threads, as_json):
 @click.option("--alpha", type=float, default=0.01, show_default=True, help="Learning rate.")
 @click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def train_supervised(out, init, games, plies, seed, alpha, epochs, quiet, as_json):
     """Supervised phase: train the net towards its own look-ahead values."""
     from ..train import supervise

@@ -1,0 +1,152 @@
+"""Options shared by the commands: ``--json``, the cube context, ``--cubeless``.
+
+* :func:`json_option` adds ``--json`` (the keyword ``as_json``);
+* :func:`context_options` adds ``--money [--jacoby] [--beaver]`` or
+  ``--score A-B --length N [--crawford|--post-crawford]``, and ``--cube V
+  --owner me|opp|centre`` (with ``table=True`` also ``--table``), and hands
+  the command one keyword ``context``: the :class:`bgfast.cube.CubeContext`
+  of its POSITION (the one an XGID or Match ID carries; money with a
+  centred cube for a bare Position ID or no position) with each explicit
+  option overriding its part (:func:`resolve_context`);
+* :func:`cubeless_option` adds ``--cubeless`` (the keyword ``cubeless``).
+
+A context that cannot occur (an impossible score, a turned cube in the
+Crawford game, a cube value that is not a power of 2, ...) is one line on
+stderr and exit status 2, as every usage error.
+"""
+from __future__ import annotations
+
+import functools
+
+import click
+
+from ..cube import CubeContext, MoneyRules, Owner, normalize_owner
+from ..met import MatchScore
+
+__all__ = ["json_option", "context_options", "cubeless_option", "resolve_context",
+           "CONTEXT_OPTION_NAMES"]
+
+#: The keywords :func:`context_options` takes from the command line (its options' names).
+CONTEXT_OPTION_NAMES = ("money", "jacoby", "beaver", "score", "length", "crawford",
+                        "post_crawford", "cube_value", "owner")
+
+
+def json_option(help: str = "Print JSON."):
+    """The ``--json`` flag (keyword ``as_json``) with the command's ``help``."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def cubeless_option(help: str = "Cubeless values instead of the values at the cube and score."):
+    """The ``--cubeless`` flag (keyword ``cubeless``)."""
+    return click.option("--cubeless", is_flag=True, help=help)
+
+
+def resolve_context(base: CubeContext, *, money: bool = False, jacoby: bool = False,
+                    beaver: bool = False, score: str | None = None, length: int | None = None,
+                    crawford: bool = False, post_crawford: bool = False,
+                    cube_value: int | None = None, owner: str | None = None,
+                    met=None) -> CubeContext:
+    """``base`` with the context options given overriding their parts.
+
+    ``--money``/``--jacoby``/``--beaver`` make a money game (keeping the
+    base's cube and, from a money base, its rules); ``--score``, ``--length``,
+    ``--crawford`` and ``--post-crawford`` a match (the base's length and
+    score where not given); ``--cube`` and ``--owner`` the cube (a turned
+    cube keeps the base's owner unless it is centred).  ``met`` is the match
+    equity table of a match context.  Raises :class:`click.UsageError` for
+    options that do not go together and the errors of :class:`CubeContext`
+    for a context that cannot occur."""
+    if cube_value is not None:          # the value first: a bad one is the error to report
+        CubeContext(cube_value, owner or ("centre" if cube_value == 1 else "me"))
+    money_given = money or jacoby or beaver
+    match_given = score is not None or length is not None or crawford or post_crawford
+    if money_given and match_given:
+        raise click.UsageError("--money/--jacoby/--beaver are for money games; "
+                               "drop --score/--length/--crawford/--post-crawford")
+    if crawford and post_crawford:
+        raise click.UsageError("a game is either the Crawford game or post-Crawford, not both")
+    if met is not None and (money_given or (base.is_money and not match_given)):
+        raise click.UsageError("--table needs a match (--score A-B --length N)")
+    cube, own = base.cube, base.owner
+    if cube_value is not None:
+        if owner is None:
+            owner = ("centre" if cube_value == 1 else
+                     None if own == Owner.CENTRE else own.value)
+        if owner is None:
+            raise click.UsageError(f"a cube at {cube_value} has an owner: "
+                                   "give --owner me or --owner opp")
+        cube = cube_value
+    if owner is not None:
+        own = Owner(normalize_owner(owner))
+    if money_given or (base.is_money and not match_given):
+        keep = base.rules if base.is_money else MoneyRules()
+        return CubeContext.money(cube, own, jacoby=jacoby or keep.jacoby,
+                                 beavers=beaver or keep.beavers)
+    base_score = base.score
+    n = length if length is not None else (None if base_score is None else base_score.length)
+    if not n:
+        raise click.UsageError("a match needs --length N")
+    if score is not None:
+        parsed = MatchScore.parse(score, n)
+        me, opp = parsed.score_me, parsed.score_opp
+    elif base_score is not None:
+        me, opp = base_score.score_me, base_score.score_opp
+    else:
+        me, opp = 0, 0
+    same = score is None and length is None and base_score is not None
+    crawford = crawford or (same and base_score.crawford and not post_crawford)
+    return CubeContext.match(n, me, opp, cube=cube, owner=own, crawford=crawford,
+                             post_crawford=True if post_crawford else None,
+                             met=met if met is not None else base.met)
+
+
+def context_options(fn=None, *, table: bool = False, position: str = "position"):
+    """Add the cube-context options to a command and pass it ``context``.
+
+    The base is the context of the command's ``position`` keyword (a
+    :class:`bgfast.cli.PositionArg` or None); ``table=True`` adds
+    ``--table NAME`` (the match equity table).  A command that also has
+    ``--cubeless`` (:func:`cubeless_option`) refuses explicit context
+    options beside it."""
+    if fn is None:
+        return functools.partial(context_options, table=table, position=position)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        given = {k: kwargs.pop(k) for k in CONTEXT_OPTION_NAMES}
+        met = kwargs.pop("table_name") if table else None
+        if kwargs.get("cubeless") and any(given.values()):
+            raise click.UsageError("--cubeless takes no cube or score options")
+        arg = kwargs.get(position)
+        base = CubeContext() if arg is None else arg.cube_context(met)
+        kwargs["context"] = resolve_context(base, met=met, **given)
+        return fn(*args, **kwargs)
+
+    options = [
+        click.option("--money", is_flag=True,
+                     help="Money game (the default without a match score)."),
+        click.option("--jacoby", is_flag=True, help="Money game with the Jacoby rule."),
+        click.option("--beaver", "--beavers", "beaver", is_flag=True,
+                     help="Money game with beavers."),
+        click.option("--score", default=None, metavar="A-B",
+                     help="Match score: my points - the opponent's."),
+        click.option("--length", type=click.IntRange(1), default=None, help="Match length."),
+        click.option("--crawford", is_flag=True, help="This is the Crawford game."),
+        click.option("--post-crawford", is_flag=True,
+                     help="A post-Crawford game (a side needs 1 point; the default there "
+                          "without --crawford)."),
+        click.option("--cube", "cube_value", type=int, default=None,
+                     help="Cube value (default: POSITION's, else 1)."),
+        click.option("--owner", type=click.Choice(["me", "opp", "centre", "center"]),
+                     default=None,
+                     help="Cube owner (default: POSITION's, else centre for a 1-cube)."),
+    ]
+    if table:
+        options.append(click.option(
+            "--table", "table_name", default=None,
+            help="Match equity table: a shipped name (default Kazaross-XG2) or the path "
+                 "prefix of CSV files written by 'bgfast met --generate --output'."))
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
