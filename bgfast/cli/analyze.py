@@ -11,7 +11,7 @@ from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
-from ._options import json_option
+from ._options import cubeless_option, json_option
 
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=1, show_default=True,
@@ -19,10 +19,9 @@ _COMMON = [
                       "faster and weaker, 2 stronger and about 20 times slower."),
     click.option("--evaluator", default="net", show_default=True,
                  help="Evaluator name (see bgfast.evaluate.evaluator_names())."),
-    click.option("--cubeless", is_flag=True,
-                 help="Rank plays by cubeless equity and decide the cube by Janowski's model "
-                      "on the n-ply probabilities (the default: cubeful, at the cube and score "
-                      "of each position)."),
+    cubeless_option("Rank plays by cubeless equity and decide the cube by Janowski's model "
+                    "on the n-ply probabilities (the default: cubeful, at the cube and score "
+                    "of each position)."),
     click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help=JOBS_HELP),
     click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
     click.option("--address", default=None, help=ADDRESS_HELP),
