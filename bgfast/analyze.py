@@ -28,11 +28,18 @@ characters of them; a line longer than :data:`bgfast._files.MAX_LINE`
 characters, or with bytes that are not UTF-8 (read them with
 ``errors="surrogateescape"``), is such a bad line.
 
+Checker plays are ranked at each line's cube and score (cubeful equity for
+money, MWC and EMG at a match; :func:`bgfast.evaluate.rank_plays_batch`
+with the line's :class:`bgfast.cube.CubeContext`), cube decisions above 0
+plies come from the n-ply cubeful search; ``AnalysisSettings(cubeless=True)``
+(``--cubeless``) gives the cubeless analysis.
+
 A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
 kernels scan the lines and write the rows, one batch evaluation, the cube
-decisions of the block by :mod:`bgfast.cube`'s kernel in one go); lines of other
-forms, bad lines and rollouts take the one-record path
-(:func:`analyze_record`), which gives the same rows.
+decisions of the block by :mod:`bgfast.cube`'s kernel in one go, the plays
+of every checker row ranked in one call); lines of other forms, bad lines
+and rollouts take the one-record path (:func:`analyze_record`), which gives
+the same rows.
 """
 from __future__ import annotations
 
@@ -191,7 +198,7 @@ class AnalysisSettings:
     evaluator: str = "net"
     rollout_games: int = 0             # > 0: add a per-position rollout
     seed: int = 1
-    cubeless: bool = False             # rank plays by cubeless equity, Janowski on n-ply probabilities
+    cubeless: bool = False             # cubeless plays; Janowski on the n-ply probabilities
 
 
 def _epc_array(boards: np.ndarray) -> np.ndarray:
@@ -755,20 +762,22 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
     out = []
     if fmt == "jsonl":
         eqs, losses = _json_floats(eq), _json_floats(loss)
+        # each listed play's "equity" and cubeful members, in one pass
+        mid = eqs
         if cubes is not None:
-            vals, mwcs = _json_floats(value), _json_floats(mwc)
-        for b, (j, n) in enumerate(zip(first.tolist(), k.tolist())):
+            money = np.repeat([c.is_money for c in cubes], k)
+            vals = _json_floats(value)
+            # (NaN, money plays' MWC, is never written)
+            mwcs = vals if money.all() else _json_floats(np.nan_to_num(mwc))
+            money = money.tolist()
+            mid = [f'{e},"cubeful_equity":{v}' if mo else f'{e},"mwc":{w},"emg":{v}'
+                   for e, v, w, mo in zip(eqs, vals, mwcs, money)]
+        for j, n in zip(first.tolist(), k.tolist()):
             if not n:
                 out.append('"best_play":"","plays":[]')
                 continue
-            if cubes is None:
-                cf = [""] * n
-            elif cubes[b].is_money:
-                cf = [f',"cubeful_equity":{vals[i]}' for i in range(j, j + n)]
-            else:
-                cf = [f',"mwc":{mwcs[i]},"emg":{vals[i]}' for i in range(j, j + n)]
-            plays = ",".join(f'{{"play":"{names[i]}","equity":{eqs[i]}{cf[i - j]},'
-                             f'"loss":{losses[i]}}}' for i in range(j, j + min(n, listed)))
+            plays = ",".join(f'{{"play":"{names[i]}","equity":{mid[i]},"loss":{losses[i]}}}'
+                             for i in range(j, j + min(n, listed)))
             out.append(f'"best_play":"{names[j]}","best_equity":{eqs[j]},"plays":[{plays}]')
         return out, best
     eqs = _analyze.float_texts(eq)
@@ -1196,7 +1205,7 @@ THRESHOLDS = (("blunder", 0.16), ("error", 0.08), ("doubtful", 0.04))
 CLOSE_CUBE = 0.16
 MATCH_FIELDS = ["game", "decision", "player", "name", "kind", "position_id", "match_id", "dice",
                 "valuation", "played", "best", "equity_played", "equity_best", "loss", "mwc_loss",
-                "close", "flag"]
+                "close", "flag", "luck"]
 
 
 def flag_of(loss: float) -> str:
@@ -1234,6 +1243,36 @@ def _loss(played, best, flip: bool = False) -> tuple:
     return eq, mwc
 
 
+def _luck(pos: Position, dice, cube, settings: AnalysisSettings, first: bool) -> float:
+    """The luck of rolling ``dice`` in ``pos``, at 0 plies, as gnubg
+    measures it: the value to the mover (cubeful at ``cube``, or cubeless
+    with None) of the roll's best play minus its average over the rolls
+    (the 15 rolls that are not doubles for the ``first`` move of a game,
+    the 21 otherwise; a roll that cannot be played: the position with the
+    turn passed)."""
+    from .evaluate import cubeful_equity, equity, get_evaluator, rank_plays_batch
+    from .movegen import ALL_ROLLS, ROLL_WEIGHTS
+
+    n = len(ALL_ROLLS)
+    batch = rank_plays_batch(np.repeat(pos.board[None], n, axis=0), ALL_ROLLS, plies=0,
+                             evaluator=settings.evaluator, cube=cube)
+    value = batch.equity if cube is None else batch.cubeful
+    counts = np.diff(batch.offsets)
+    best = np.empty(n)
+    has = counts > 0
+    best[has] = value[batch.order[batch.offsets[:-1][has]]]
+    if not has.all():                              # the turn passes: minus the opponent's value
+        passed = pos.board[::-1][None].copy()
+        if cube is None:
+            best[~has] = -equity(get_evaluator(settings.evaluator).evaluate_batch(passed))[0]
+        else:
+            best[~has] = -cubeful_equity(passed, cube.flipped(),
+                                         evaluator=settings.evaluator).equity[0]
+    w = ROLL_WEIGHTS * (ALL_ROLLS[:, 0] != ALL_ROLLS[:, 1]) if first else ROLL_WEIGHTS
+    roll = np.flatnonzero((ALL_ROLLS[:, 0] == max(dice)) & (ALL_ROLLS[:, 1] == min(dice)))[0]
+    return float(best[roll] - (best * w).sum() / w.sum())
+
+
 def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
     """Worker entry: (game number, match dict of the rules/names, game) ->
     decision rows, every value at the decision's own cube and score
@@ -1247,6 +1286,7 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                   crawford=game.crawford)
     rows = []
     decision = 0
+    first = True                # the game's first move: its roll is never a double
     actions = list(game.actions)
 
     def add(pos, dice, row):
@@ -1279,11 +1319,13 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                      "loss": _loss(mine, best, flip=True), "close": True})
         elif action.kind == "move" and replay.phase == Phase.MOVE:
             plays = replay.legal_plays()
+            p = replay.turn
+            pos = replay.position()
+            cube = None if settings.cubeless else CubeContext.from_game(replay, p)
+            luck = _luck(pos, replay.dice, cube, settings, first)
+            first = False
             if len(plays) > 1:
-                p = replay.turn
-                pos = replay.position()
                 played = replay.find_play(action.moves)
-                cube = None if settings.cubeless else CubeContext.from_game(replay, p)
                 ranked = rank_plays(pos, replay.dice[0], replay.dice[1], plies=settings.ply,
                                     evaluator=settings.evaluator, cube=cube)
                 mine = next(r for r in ranked if r.play.position == played.position)
@@ -1293,7 +1335,13 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                      "best": best.play.notation, "equity_played": mine.value,
                      "equity_best": best.value,
                      "loss": _loss((mine.value, mine.mwc), (best.value, best.mwc)),
-                     "close": True})
+                     "close": True, "luck": luck})
+            else:                                   # one play or none: only its luck
+                only = plays[0].notation if plays else ""
+                add(pos, replay.dice,
+                    {"kind": "forced", "player": p, "played": only, "best": only,
+                     "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
+                     "close": False, "luck": luck})
         replay.apply(action)
     return rows
 
@@ -1312,6 +1360,7 @@ def _decision_row(game_no, names, decision, pos, replay, dice, row, settings) ->
     out["mwc_loss"] = None if mwc_loss is None else round(float(mwc_loss), 6)
     out["close"] = bool(row["close"])
     out["flag"] = flag_of(out["loss"])
+    out["luck"] = None if row.get("luck") is None else round(float(row["luck"]), 6)
     return out
 
 
@@ -1321,15 +1370,23 @@ def summarize(rows: Iterable[dict], names=("Player 0", "Player 1")) -> dict:
     lost on each kind (per unit cube; a match's EMG) and in MWC at a
     match, the error rates in mEMG (thousandths of that equity) per
     decision -- checker play per unforced play, cube per close or actual
-    cube decision, overall per both -- and the number of doubtful plays,
-    errors and blunders."""
+    cube decision, overall per both --, the number of doubtful plays,
+    errors and blunders, and the luck of the rolls (``moves`` rolls played,
+    forced ones included: their total ``luck`` and ``luck_rate_memg`` per
+    roll)."""
     stats = {p: {"name": names[p], "checker_decisions": 0, "cube_decisions": 0,
                  "checker_loss": 0.0, "cube_loss": 0.0, "checker_mwc_loss": 0.0,
-                 "cube_mwc_loss": 0.0, "doubtful": 0, "error": 0, "blunder": 0}
+                 "cube_mwc_loss": 0.0, "doubtful": 0, "error": 0, "blunder": 0,
+                 "moves": 0, "luck": 0.0}
              for p in (0, 1)}
     match = False
     for r in rows:
         s = stats[r["player"]]
+        if r.get("luck") is not None:
+            s["moves"] += 1
+            s["luck"] += r["luck"]
+        if r["kind"] == "forced":
+            continue
         kind = "checker" if r["kind"] == "checker" else "cube"
         s[f"{kind}_decisions"] += bool(r.get("close", True))
         s[f"{kind}_loss"] += r["loss"]
@@ -1351,6 +1408,8 @@ def summarize(rows: Iterable[dict], names=("Player 0", "Player 1")) -> dict:
         s["error_rate_memg"] = rate(total, n)
         s["checker_error_rate_memg"] = rate(s["checker_loss"], s["checker_decisions"])
         s["cube_error_rate_memg"] = rate(s["cube_loss"], s["cube_decisions"])
+        s["luck"] = round(s["luck"], 6)
+        s["luck_rate_memg"] = rate(s["luck"], s["moves"])
         mwc = s.pop("checker_mwc_loss"), s.pop("cube_mwc_loss")
         if match:
             s["checker_mwc_loss"], s["cube_mwc_loss"] = round(mwc[0], 6), round(mwc[1], 6)

@@ -53,7 +53,8 @@ __all__ = [
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
     "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
-    "install_bearoff_tables", "cubeful_equity", "SourcedProbabilities", "sourced_probabilities", "evaluate_cube", "evaluate_cube_batch",
+    "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
+    "SourcedProbabilities", "sourced_probabilities",
 ]
 
 PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
@@ -449,7 +450,7 @@ def sourced_probabilities(boards, plies: int = 0, evaluator="net",
     over = cls == PositionClass.OVER
     rows = np.flatnonzero(~exact & ~over)
     if (plies == 0 and rows.size >= n - n // 8 and not over.any()
-            and (rows.size == n or ev.covers(b[exact]).all())):
+            and (rows.size == n or (hasattr(ev, "covers") and ev.covers(b[exact]).all()))):
         # nearly every board is for the evaluator, which covers the others
         # too: it takes them all in place (no gather, no scatter); the
         # bear-offs get their exact values below

@@ -222,6 +222,8 @@ def test_match_analysis_in_emg_with_gnubg_rates(match5, tmp_path):
     met = get_table()
     checked = 0
     for r in rows:
+        if r["kind"] == "forced":
+            continue
         assert r["valuation"] == "cubeful" and r["loss"] >= 0 and r["mwc_loss"] >= 0
         if r["kind"] != "checker" or r["mwc_loss"] < 1e-3:
             continue
@@ -236,7 +238,7 @@ def test_match_analysis_in_emg_with_gnubg_rates(match5, tmp_path):
     for p in (0, 1):
         mine = [r for r in rows if r["player"] == p]
         chk = [r for r in mine if r["kind"] == "checker"]
-        cube = [r for r in mine if r["kind"] != "checker"]
+        cube = [r for r in mine if r["kind"] in ("cube", "take")]
         close = [r for r in cube if r["close"]]
         assert s[p]["checker_decisions"] == len(chk) and s[p]["cube_decisions"] == len(close)
         assert s[p]["checker_error_rate_memg"] == pytest.approx(
@@ -244,7 +246,8 @@ def test_match_analysis_in_emg_with_gnubg_rates(match5, tmp_path):
         total = sum(r["loss"] for r in mine)
         assert s[p]["error_rate_memg"] == pytest.approx(1000 * total / (len(chk) + len(close)),
                                                         abs=0.01)
-        assert s[p]["total_mwc_loss"] == pytest.approx(sum(r["mwc_loss"] for r in mine), abs=1e-5)
+        mwc = sum(r["mwc_loss"] for r in mine if r["mwc_loss"] is not None)
+        assert s[p]["total_mwc_loss"] == pytest.approx(mwc, abs=1e-5)
     # random play errs more than the heuristic player
     assert s[1]["checker_error_rate_memg"] > s[0]["checker_error_rate_memg"]
     # cubeless: the cubeless analysis, no MWC
@@ -262,3 +265,44 @@ def test_analyze_match_cli_reports_memg_rates(match5, tmp_path):
                                   "-j", "1"])
     assert r.exit_code == 0, r.stderr
     assert r.stdout.count("error rate (mEMG)") == 2 and "checker" in r.stdout
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_luck_averages_to_zero_over_the_rolls(plays, first):
+    """The luck of a roll is its best play's value against the average
+    roll: over the 21 rolls (the 15 non-doubles of a game's first move),
+    weighted by their chances, it averages to zero; a roll that cannot be
+    played counts the position with the turn passed."""
+    from bgfast.analyze import _luck
+    from bgfast.movegen import ALL_ROLLS, ROLL_WEIGHTS
+
+    boards, _dice = plays
+    settings = AnalysisSettings(ply=0)
+    closed = np.zeros((2, 25), np.uint8)          # on roll: two on the bar against a closed board
+    closed[1, 24], closed[1, 12] = 2, 13
+    closed[0, :6], closed[0, 12] = 2, 3
+    for b, cube in ((boards[0], CubeContext.money()), (boards[1], None),
+                    (boards[2], CubeContext.match(5, 1, 3)), (closed, CubeContext.money())):
+        pos = Position(b)
+        luck = np.array([_luck(pos, tuple(r), cube, settings, first) for r in ALL_ROLLS])
+        w = ROLL_WEIGHTS * (ALL_ROLLS[:, 0] != ALL_ROLLS[:, 1]) if first else ROLL_WEIGHTS
+        assert abs((luck * w).sum() / w.sum()) < 1e-9
+        assert luck.max() > 0 > luck.min() or np.allclose(luck, 0)
+    # a closed board: every roll dances, so none is luckier than another
+    assert np.allclose(luck, 0, atol=1e-12)
+
+
+def test_match_summary_reports_luck(match5, tmp_path):
+    from bgfast import matfile
+
+    matfile.dump(match5, tmp_path / "m.mat")
+    match = matfile.load(tmp_path / "m.mat")
+    rows = list(analyze_match(match, settings=AnalysisSettings(ply=0)))
+    s = summarize(rows, match.names)["players"]
+    for p in (0, 1):
+        moves = [r for r in rows if r["player"] == p and r["kind"] in ("checker", "forced")]
+        assert all(r["luck"] is not None for r in moves) and s[p]["moves"] == len(moves)
+        assert s[p]["luck_rate_memg"] == pytest.approx(
+            1000 * sum(r["luck"] for r in moves) / len(moves), abs=0.01)
+    forced = [r for r in rows if r["kind"] == "forced"]
+    assert forced and all(r["loss"] == 0 and not r["close"] for r in forced)

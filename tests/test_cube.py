@@ -553,7 +553,8 @@ def test_cli_bearoff_position_uses_exact_table():
     assert "exact two-sided" in doc["source"]
     assert doc["probs"] == pytest.approx(list(hit.probs))
     assert doc["equities"]["no_double"] == pytest.approx(hit.cubeful_no_double["centred"])
-    assert doc["equities"]["double_take"] == pytest.approx(2 * hit.cubeful_no_double["opponent_owned"])
+    nd = hit.cubeful_no_double
+    assert doc["equities"]["double_take"] == pytest.approx(2 * nd["opponent_owned"])
     assert doc["efficiency"] == 0.6
 
 

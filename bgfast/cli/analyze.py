@@ -127,8 +127,9 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, 
     gnubg/Jellyfish .mat file, at each decision's cube and score: the
     equity lost on each (EMG: per unit cube for money, the MWC lost in
     normalised equity at a match), flags for doubtful plays, errors and
-    blunders, and each player's error rates in mEMG per decision, as gnubg
-    reports them (checker play, cube, overall)."""
+    blunders, each player's error rates in mEMG per decision, as gnubg
+    reports them (checker play, cube, overall), and the luck of his rolls
+    (at 0 plies: each roll's best play against the average roll)."""
     import csv
     import io
 
@@ -176,4 +177,5 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, 
                    f"error rate (mEMG) {s['error_rate_memg']:6.1f} overall, "
                    f"{s['checker_error_rate_memg']:6.1f} checker, "
                    f"{s['cube_error_rate_memg']:6.1f} cube  "
-                   f"doubtful {s['doubtful']} errors {s['error']} blunders {s['blunder']}")
+                   f"doubtful {s['doubtful']} errors {s['error']} blunders {s['blunder']}  "
+                   f"luck (mEMG per roll) {s['luck_rate_memg']:+6.1f}")
