@@ -35,6 +35,9 @@ def checked_rows(
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]: ...
 
 CONTEXT_COLUMNS: tuple[str, ...]
+CONTEXT_LAYOUT: dict[str, int]
+STATE_CODES: dict[str, int]
+OWNER_CODES: dict[str, int]
 CUBEFUL_COLUMNS: tuple[str, ...]
 
 def efficiencies(

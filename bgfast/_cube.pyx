@@ -23,9 +23,9 @@ value of a node from its searched no-double and double/take values) and
 :func:`context_values` (what a context alone decides: whether the side on
 roll may double, and the MWCs of winning and losing the cube).
 
-A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the ``CTX_*``
-columns below): money (``match`` 0) or match (1), the away scores, the
-match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
+A cube context is a row of :data:`CONTEXT_COLUMNS` integers (the enums of
+``_cube.pxd``, by name in :data:`CONTEXT_LAYOUT`): money (``match`` 0) or
+match (1), the away scores, the match state (pre-Crawford, post-Crawford, Crawford), the cube value, its
 owner (centre, the side on roll, the opponent), the Jacoby rule and beavers.
 
 Every number is computed with the operations, in the order, that the
@@ -40,28 +40,17 @@ from bgfast._evaluate cimport board_class
 
 cnp.import_array()
 
-cdef enum:
-    # the columns of a cube context row (``params``)
-    CTX_MATCH = 0
-    CTX_AWAY_ME = 1
-    CTX_AWAY_OPP = 2
-    CTX_STATE = 3
-    CTX_CUBE = 4
-    CTX_OWNER = 5
-    CTX_JACOBY = 6
-    CTX_BEAVERS = 7
-    CTX_COLUMNS = 8
-
-#: The columns of a cube context row, by name (the kernel's ``CTX_*`` order).
-CONTEXT_COLUMNS = ("match", "away_me", "away_opp", "state", "cube", "owner", "jacoby", "beavers")
+#: The layout of a cube context row (the enums of ``_cube.pxd``): the column
+#: of each name, and the codes of the ``state`` and ``owner`` columns.
+CONTEXT_LAYOUT = {"match": CTX_MATCH, "away_me": CTX_AWAY_ME, "away_opp": CTX_AWAY_OPP,
+                  "state": CTX_STATE, "cube": CTX_CUBE, "owner": CTX_OWNER,
+                  "jacoby": CTX_JACOBY, "beavers": CTX_BEAVERS}
+STATE_CODES = {"pre_crawford": PRE, "post_crawford": POST, "crawford": CRAWFORD}
+OWNER_CODES = {"centre": OWN_CENTRE, "me": OWN_ME, "opp": OWN_OPP}
+#: The columns of a cube context row, by name, in order.
+CONTEXT_COLUMNS = tuple(sorted(CONTEXT_LAYOUT, key=CONTEXT_LAYOUT.get))
 
 cdef enum:
-    PRE = 0
-    POST = 1
-    CRAWFORD = 2
-    OWN_CENTRE = 0
-    OWN_ME = 1
-    OWN_OPP = 2
     MAX_POINTS = 4
     LEVELS = 16                  # cube levels whose MWCs a row remembers
 

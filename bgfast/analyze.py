@@ -61,11 +61,11 @@ import numpy as np
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import cores, ordered_map
 from .errors import BgfastError, InvalidRecordError
-from .formats import XGID, MatchState, CubeOwner, parse_dice, parse_position_text
-from .cube import ACTIONS, CubeContext, decide_cube
+from .cube import ACTIONS, CubeContext, ContextColumn, decide_cube
+from .formats import MatchState, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
 
-__all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record",
+__all__ = ["Record", "parse_record", "read_records", "analyze_record",
            "AnalysisSettings", "run", "ROW_FIELDS", "html_report", "RUN_RECORD"]
 
 
@@ -74,61 +74,12 @@ __all__ = ["Context", "Record", "parse_record", "read_records", "analyze_record"
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Context:
-    """Cube and score, seen from the player on roll."""
-
-    cube: int = 1
-    owner: str = "centre"              # 'centre', 'me' or 'opp'
-    length: int = 0                    # 0 = money
-    score_me: int = 0
-    score_opp: int = 0
-    crawford: bool = False
-    jacoby: bool = False
-    beavers: bool = False
-
-    @classmethod
-    def from_match_state(cls, state: MatchState, xgid: XGID | None = None) -> "Context":
-        """The context of ``state`` for its player on roll; ``xgid`` (the XGID
-        ``state`` came from) adds the money beaver rule a Match ID lacks."""
-        me = state.player_on_roll
-        if state.cube_owner == CubeOwner.CENTRED:
-            owner = "centre"
-        else:
-            owner = "me" if int(state.cube_owner) == me else "opp"
-        return cls(cube=state.cube_value, owner=owner, length=state.match_length,
-                   score_me=state.score[me], score_opp=state.score[1 - me],
-                   crawford=state.crawford, jacoby=state.jacoby and state.match_length == 0,
-                   beavers=bool(xgid is not None and xgid.match_length == 0 and xgid.rules & 2))
-
-    @property
-    def is_money(self) -> bool:
-        return self.length == 0
-
-    def describe(self) -> str:
-        return self._text
-
-    @functools.cached_property
-    def cube_context(self):          # kept: the analysis decides at each block's contexts
-        """This context as a :class:`bgfast.cube.CubeContext`, or None where
-        it cannot occur (the one-record path names the error)."""
-        try:
-            return CubeContext.of(self)
-        except BgfastError:
-            return None
-
-    @functools.cached_property
-    def _text(self) -> str:          # kept: the analysis names each block's contexts
-        where = "money" if self.is_money else f"{self.score_me}-{self.score_opp} to {self.length}"
-        return f"{where}, cube {self.cube} ({self.owner})" + (", Crawford" if self.crawford else "")
-
-
-@dataclass(frozen=True)
 class Record:
     line: int
     text: str
     position: Position
     dice: tuple | None = None
-    context: Context = field(default_factory=Context)
+    context: CubeContext = field(default_factory=CubeContext)
 
 
 def _looks_like_match_id(token: str) -> bool:
@@ -143,10 +94,10 @@ def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
         raise InvalidRecordError("empty line")
     head, rest = tokens[0], tokens[1:]
     dice = None
-    context = Context()
+    context = CubeContext()
     if ":" in head or head.upper().startswith("XGID="):
         pos, ms, xg = parse_position_text(head)
-        context = Context.from_match_state(ms, xg)
+        context = CubeContext.from_match_state(ms, xg)
         dice = ms.dice
     else:
         pos = known.get(head) if known else None
@@ -154,7 +105,7 @@ def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
             pos = Position.from_position_id(head)
         if rest and _looks_like_match_id(rest[0]):
             ms = MatchState.from_match_id(rest[0])
-            context = Context.from_match_state(ms)
+            context = CubeContext.from_match_state(ms)
             dice = ms.dice
             rest = rest[1:]
     if rest:
@@ -235,15 +186,6 @@ def _epc_of_ranks(ranks: np.ndarray) -> np.ndarray:
 def _epcs(boards: np.ndarray) -> list:
     """:func:`_epc_array` as ``[[on roll, opponent]]`` with None for NaN."""
     return [[None if v != v else v for v in pair] for pair in _epc_array(boards).tolist()]
-
-
-def game_context(game, player: int) -> Context:
-    """The cube and score of a :class:`bgfast.game.Game`, seen from ``player``."""
-    owner = "centre" if game.cube_owner is None else ("me" if game.cube_owner == player else "opp")
-    return Context(cube=game.cube_value, owner=owner, length=game.match_length,
-                   score_me=game.score[player], score_opp=game.score[1 - player],
-                   crawford=game.crawford, jacoby=game.is_money and game.rules.jacoby,
-                   beavers=game.is_money and game.rules.beaver)
 
 
 def _searched(settings: AnalysisSettings, classes) -> np.ndarray:
@@ -346,21 +288,20 @@ def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
     pips = pos.pip_count()
     epc_me, epc_opp = _epcs(pos.board[None])[0]
     row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
-           "context": rec.context.describe(),
+           "context": rec.context.label,
            "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
            "class": cls.name.lower(), "pips_on_roll": pips[0], "pips_opponent": pips[1],
            "epc_on_roll": epc_me, "epc_opponent": epc_opp, "ply": settings.ply}
     if cls == PositionClass.OVER:
         row["source"] = "over"
         return row
-    cube = None if settings.cubeless else CubeContext.of(rec.context)
+    cube = None if settings.cubeless else rec.context
     dec = None
     if rec.dice or not _searched(settings, cls):
         got = sourced_probabilities(pos.board[None], settings.ply, settings.evaluator)
         probs, source = got.probs[0], got.source(0, settings.evaluator)
     if not rec.dice:
-        dec = _cube_decision(pos, CubeContext.of(rec.context), settings,
-                             None if _searched(settings, cls) else got)
+        dec = _cube_decision(pos, rec.context, settings, None if _searched(settings, cls) else got)
         if _searched(settings, cls):
             probs, source = np.asarray(dec.probs), settings.evaluator
     row["source"] = source
@@ -407,13 +348,13 @@ _MATCH_IDS: dict = {}
 
 
 def _match_entry(token: str):
-    """(Context, dice) of a Match ID, or None if it does not decode (cached
+    """(CubeContext, dice) of a Match ID, or None if it does not decode (cached
     per process: a file holds few distinct Match IDs)."""
     hit = _MATCH_IDS.get(token, _NO_ENTRY)
     if hit is _NO_ENTRY:
         try:
             ms = MatchState.from_match_id(token)
-            hit = (Context.from_match_state(ms), ms.dice)
+            hit = (CubeContext.from_match_state(ms), ms.dice)
         except BgfastError:
             hit = None
         if len(_MATCH_IDS) >= 1 << 16:
@@ -501,30 +442,25 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     rules.  ``searched``: ``(bool[len(rows)], CubefulValues)``, the rows
     whose no double, double/take, double/pass and action the cubeful search
     gave (their take points are Janowski's on its probabilities).  Returns
-    ``(the rows whose context or probabilities are not possible, for the
-    one-record path, which names the error; the beaver flag of every row)``."""
-    from .cube import _checked, _context_decisions
+    ``(the rows whose probabilities are not possible, for the one-record
+    path, which names the error; the beaver flag of every row)``."""
+    from .cube import _OWNER_CODES, _checked, _context_decisions
     from .met import get_table
 
-    params = np.zeros((len(contexts), 8), dtype=np.int64)
-    possible = np.zeros(len(contexts), dtype=bool)
-    for c, context in enumerate(contexts):
-        if context.cube_context is not None:
-            params[c] = context.cube_context.kernel_row()
-            possible[c] = True
+    params = np.array([c.kernel_row() for c in contexts], dtype=np.int64)
     # each context's action texts: with a redouble where the roller owns the cube
     texts = np.asarray([[table(t) for t in row] for row in _action_texts()], dtype=np.int32)
-    labels = texts[(params[:, 5] == 1).astype(np.int64)].ravel()
+    labels = texts[(params[:, ContextColumn.OWNER] == _OWNER_CODES["me"]).astype(np.int64)].ravel()
     whole = rows.size == len(probs)                     # every row (in order): no copies
     p = probs if whole else probs[rows]
     p, status = _checked(p)                             # as cube_decision checks them
-    ok = (status == 0) & possible[ctx]
+    ok = status == 0
     bad = rows[~ok]
     if not ok.all():
         rows, ctx, p, eff = rows[ok], ctx[ok], p[ok], eff[ok]
         whole = False
     exact = nd if whole else nd[rows]
-    jacoby = params[:, 6] != 0
+    jacoby = params[:, ContextColumn.JACOBY] != 0
     if jacoby.any():                                    # the Jacoby rule: Janowski's equities
         exact = exact.copy()
         exact[jacoby[ctx]] = np.nan
@@ -585,7 +521,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     if settings.rollout_games > 0:
         status[:] = 1
     # contexts: one per distinct Match ID (the scan numbers them: tok)
-    contexts = [Context()]
+    contexts = [CubeContext()]
     ctx_of = {contexts[0]: 0}
     ctx = np.zeros(m, dtype=np.int32)
     tokens = sc["mid"]
@@ -611,10 +547,6 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
             roll = (dice[:, 0] == 0) & (tok >= 0)
             dice[roll] = idice[tok[roll]]
     cubeful = not settings.cubeless
-    if cubeful:
-        # a context that cannot occur: the one-record path names the error
-        impossible = np.array([c.cube_context is None for c in contexts])
-        status[impossible[ctx] & (status == 0)] = 1
     fast = np.flatnonzero(status == 0)
     classes, pips = sc["classes"], sc["pips"]
     every = fast.size == m                 # every line read here: whole columns, no copies
@@ -644,7 +576,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         from .evaluate import _cubeful_table, get_evaluator
 
         vals = cubeful_values(get_evaluator(settings.evaluator), boards[srows],
-                              [contexts[c].cube_context for c in ctx[srows].tolist()],
+                              [contexts[c] for c in ctx[srows].tolist()],
                               settings.ply, table=_cubeful_table())
         probs[srows] = vals.probs
         searched = (srows, vals)
@@ -655,7 +587,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
     entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
                              np.where(exact, sources[1], sources[0]))
-    ctx_codes = np.asarray([table(c.describe()) for c in contexts], dtype=np.int32)
+    ctx_codes = np.asarray([table(c.label) for c in contexts], dtype=np.int32)
     entries[:, 0] = ctx_codes[ctx]
     entries[:, 4] = table("cubeful" if cubeful else "cubeless")
     cube = np.full((m, 10), np.nan)
@@ -687,7 +619,7 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     if play_rows.size:
         cubes = None
         if cubeful:
-            cubes = [contexts[c].cube_context for c in ctx[play_rows].tolist()]
+            cubes = [contexts[c] for c in ctx[play_rows].tolist()]
         try:
             texts, best = _plays_texts(boards[play_rows], dice[play_rows], settings, fmt, cubes)
         except BgfastError:

@@ -36,11 +36,11 @@ same kernel.
 
 :class:`CubeContext` is the cube and the score (money or match) seen from
 the player on roll, with named constructors (money, match, a Match ID's
-state, a game, :class:`bgfast.analyze.Context`).  :func:`cubeful_values`
-values positions at a context at 0 plies (the model above on an
-evaluator's probabilities, exact money equities in two-sided bear-offs)
-and at n plies (gnubg's cubeful search: each side's cube decision at every
-node); :func:`searched_decisions` makes cube decisions from that search.
+state, a game).  :func:`cubeful_values` values positions at a context at
+0 plies (the model above on an evaluator's probabilities, exact money
+equities in two-sided bear-offs) and at n plies (gnubg's cubeful search:
+each side's cube decision at every node); :func:`searched_decisions` makes
+cube decisions from that search.
 Their public forms, with evaluators by name, are in :mod:`bgfast.evaluate`
 (``cubeful_equity``, ``evaluate_cube``, ``rank_plays(..., cube=...)``).
 See ``docs/cubeful.md``.
@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import Sequence
 
 
@@ -350,7 +351,31 @@ def money_cubeful_equity(probs, owner: str, efficiency: float, *, jacoby: bool =
     return float(_money_cubeful(p, normalize_owner(owner), efficiency, jacoby)[0])
 
 
-_PRE, _POST, _CRAWFORD = 0, 1, 2
+class ContextColumn(enum.IntEnum):
+    """The columns of a cube context's kernel row (:meth:`CubeContext.kernel_row`),
+    numbered as the ``CTX_*`` enum of ``bgfast/_cube.pxd``."""
+
+    MATCH = 0         #: 0 money, 1 match
+    AWAY_ME = 1       #: the away scores (1 in money rows)
+    AWAY_OPP = 2
+    STATE = 3         #: a :class:`ContextState`
+    CUBE = 4          #: the cube value (the money kernels read none: their values are per unit of cube)
+    OWNER = 5         #: 0 centre, 1 the player on roll, 2 the opponent (:data:`_OWNER_CODES`)
+    JACOBY = 6        #: money: the Jacoby rule
+    BEAVERS = 7       #: money: beavers
+
+
+class ContextState(enum.IntEnum):
+    """The codes of a kernel row's ``STATE`` column (``PRE``, ``POST``, ``CRAWFORD`` of
+    ``bgfast/_cube.pxd``)."""
+
+    PRE_CRAWFORD = 0  #: before the Crawford game (and every money row)
+    POST_CRAWFORD = 1
+    CRAWFORD = 2
+
+
+_PRE, _POST, _CRAWFORD = (int(s) for s in ContextState)
+#: The codes of a kernel row's ``OWNER`` column (``OWN_*`` of ``bgfast/_cube.pxd``).
 _OWNER_CODES = {"centre": 0, "me": 1, "opp": 2}
 
 
@@ -895,12 +920,6 @@ def cube_decisions(probs, *, cube: int = 1, owner: str = "centre",
 # the cube context
 # ---------------------------------------------------------------------------
 
-#: The columns of a cube context's kernel row (:meth:`CubeContext.kernel_row`):
-#: ``MATCH`` (0 money, 1 match), ``AWAY_ME``, ``AWAY_OPP``, ``STATE`` (0
-#: pre-Crawford, 1 post-Crawford, 2 the Crawford game), ``CUBE``, ``OWNER``
-#: (0 centre, 1 the player on roll, 2 the opponent), ``JACOBY``, ``BEAVERS``.
-ContextColumn = enum.IntEnum("ContextColumn", {name.upper(): i for i, name in
-                                               enumerate(_k.CONTEXT_COLUMNS)})
 _C = ContextColumn
 
 
@@ -917,8 +936,7 @@ class CubeContext:
 
     Build one with :meth:`money`, :meth:`match`, :meth:`from_away`,
     :meth:`from_match_state` (a Match ID or XGID), :meth:`from_game` or
-    :meth:`of` (any of those, or a :class:`bgfast.analyze.Context`).  A
-    context that cannot occur raises what ``bgfast cube`` reports:
+    :meth:`of` (any of those).  A context that cannot occur raises what ``bgfast cube`` reports:
     :class:`InvalidCubeError` (a cube value that is not a power of 2, a
     turned cube in the Crawford game, a centred cube above 1 in a match or
     under the Jacoby rule, an unknown owner), :class:`InvalidScoreError`
@@ -1017,28 +1035,15 @@ class CubeContext:
                          cube=game.cube_value, owner=owner, crawford=game.crawford, met=met)
 
     @classmethod
-    def from_context(cls, ctx, *, met=None) -> "CubeContext":
-        """The context of a :class:`bgfast.analyze.Context` (cube, owner,
-        length 0 for money, scores, Crawford, Jacoby, beavers)."""
-        if ctx.length == 0:
-            return cls.money(ctx.cube, ctx.owner, jacoby=ctx.jacoby, beavers=ctx.beavers)
-        return cls.match(ctx.length, ctx.score_me, ctx.score_opp, cube=ctx.cube, owner=ctx.owner,
-                         crawford=ctx.crawford, met=met)
-
-    @classmethod
     def of(cls, value) -> "CubeContext":
-        """``value`` as a context: a CubeContext as it is, a MatchState, a
-        :class:`bgfast.analyze.Context` or a :class:`bgfast.game.Game`'s
-        ``(game, player)``."""
+        """``value`` as a context: a CubeContext as it is, a MatchState or a
+        :class:`bgfast.game.Game`'s ``(game, player)``."""
         if isinstance(value, CubeContext):
             return value
         if isinstance(value, MatchState):
             return cls.from_match_state(value)
         if _is_game_pair(value):
             return cls.from_game(*value)
-        if all(hasattr(value, a) for a in ("cube", "owner", "length", "score_me", "score_opp",
-                                           "crawford", "jacoby", "beavers")):
-            return cls.from_context(value)
         raise InvalidCubeError(f"not a cube context: {value!r}")
 
     # -- what it says ---------------------------------------------------------
@@ -1095,7 +1100,19 @@ class CubeContext:
                 "money": self.rules if self.score is None else None,
                 "met": None if self.score is None else self.met}
 
+    @functools.cached_property
+    def label(self) -> str:
+        """The short text of the analysis rows, ``bgfast show`` and hints:
+        ``money, cube 1 (centre)``, ``2-4 to 7, cube 2 (opp)``, with
+        ``, Crawford`` in the Crawford game."""
+        s = self.score
+        where = "money" if s is None else f"{s.score_me}-{s.score_opp} to {s.length}"
+        return (f"{where}, cube {self.cube} ({self.owner.value})"
+                + (", Crawford" if self.crawford else ""))
+
     def describe(self) -> str:
+        """The context in words: ``money (Jacoby), cube 2 owned by me``,
+        ``match to 7, 6-4 (1-away, 3-away, Crawford), cube 1 centred``."""
         owner = {"centre": "centred", "me": "owned by me", "opp": "owned by the opponent"}[self.owner]
         if self.score is None:
             rules = [r for r, on in (("Jacoby", self.rules.jacoby), ("beavers", self.rules.beavers))

@@ -6,7 +6,11 @@ unit of the cube; match: match winning chance, with its normalised money
 equivalent, EMG), each with its loss against the best, its cubeless equity
 and its five probabilities; ``cubeless=True`` ranks by cubeless equity.  Without a
 roll it gives the cube decision of the player on roll at the position's cube
-and score: no double, double/take and double/pass with the proper action.
+and score: no double, double/take and double/pass with the proper action,
+valued by the cubeful search at the hint's plies
+(:func:`bgfast.evaluate.evaluate_cube`: each side's cube decision at every
+node), exactly in the two-sided bear-off table, or from a rollout's
+probabilities.
 
 A position is given as a Position ID, a ``POSITIONID:MATCHID`` gnubg ID, a
 Position ID followed by a Match ID, or an XGID, optionally followed by the
@@ -27,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analyze import Context, parse_record
-from .cube import decide_cube
+from .analyze import parse_record
+from .cube import CubeContext, decide_cube
 from .errors import BgfastError, InvalidDiceError
-from .evaluate import PROB_NAMES, rank_plays, sourced_probabilities
+from .evaluate import PROB_NAMES, evaluate_cube, rank_plays, sourced_probabilities
 from .formats import check_dice
 from .position import Position, PositionClass, as_board
 
@@ -85,7 +89,7 @@ class Hint:
     :class:`bgfast.cube.CubeDecision`, without one)."""
 
     position: Position
-    context: Context
+    context: CubeContext
     dice: tuple | None
     ply: int
     evaluator: str
@@ -96,7 +100,7 @@ class Hint:
     rollout: dict | None = None
 
     def to_dict(self) -> dict:
-        doc = {"position_id": self.position.position_id(), "context": self.context.describe(),
+        doc = {"position_id": self.position.position_id(), "context": self.context.label,
                "dice": list(self.dice) if self.dice else None, "evaluator": self.evaluator,
                "ply": self.ply, "source": self.source}
         if self.plays is not None:
@@ -116,7 +120,7 @@ class Hint:
         return "cubeful" if self.context.is_money else "mwc"
 
     def __str__(self) -> str:
-        head = (f"{self.position.position_id()}  {self.context.describe()}"
+        head = (f"{self.position.position_id()}  {self.context.label}"
                 + (f"  roll {self.dice[0]}-{self.dice[1]}" if self.dice else ""))
         lines = [head]
         if self.plays is not None:
@@ -161,9 +165,9 @@ def _record(position, dice, context):
         pos, ctx, rec_dice = rec.position, rec.context, rec.dice
     else:
         pos = position if isinstance(position, Position) else Position(as_board(position))
-        ctx, rec_dice = Context(), None
+        ctx, rec_dice = CubeContext(), None
     if context is not None:
-        ctx = context
+        ctx = CubeContext.of(context)
     if dice is not None:
         if len(dice) != 2:
             raise InvalidDiceError(f"a roll is two dice, not {tuple(dice)!r}")
@@ -171,7 +175,7 @@ def _record(position, dice, context):
     return pos, rec_dice, ctx
 
 
-def hint(position, dice=None, *, context: Context | None = None, ply: int = DEFAULT_PLY,
+def hint(position, dice=None, *, context: CubeContext | None = None, ply: int = DEFAULT_PLY,
          evaluator: str = "net", top: int | None = None, rollout: int = 0,
          rollout_plays: int = 4, seed: int = 0, cubeless: bool = False) -> Hint:
     """The ranked plays for ``dice``, or the cube decision without a roll.
@@ -203,9 +207,7 @@ def _rollout_settings(trials: int, seed: int):
 
 
 def _play_hint(pos, dice, ctx, ply, evaluator, top, trials, n_rollout, seed, cubeless) -> Hint:
-    from .cube import CubeContext
-
-    cube = None if cubeless else CubeContext.of(ctx)
+    cube = None if cubeless else ctx
     ranked = rank_plays(pos, dice[0], dice[1], plies=ply, evaluator=evaluator, cube=cube)
     if top is not None:
         ranked = ranked[:max(1, top)]
@@ -252,8 +254,12 @@ def _cube_hint(pos, ctx, ply, evaluator, trials, seed) -> Hint:
         r = _rollout(pos, _rollout_settings(trials, seed))
         probs, source, exact = np.asarray(r.probs, dtype=float), f"rollout of {r.games} trials", None
         rollout = r.to_dict()
+        dec = decide_cube(pos, ctx, probs, exact)
     else:
-        got = sourced_probabilities(pos.board[None], ply, evaluator)
+        got = sourced_probabilities(pos.board[None], 0, evaluator)
         probs, source, exact = got.probs[0], got.source(0, evaluator), got.exact_money[0]
-    dec = decide_cube(pos, ctx, probs, exact)
+        if got.exact[0]:      # the bear-off tables: exact probabilities (and money equities)
+            dec = decide_cube(pos, ctx, probs, exact)
+        else:
+            dec = evaluate_cube(pos, ctx, plies=ply, evaluator=evaluator)
     return Hint(pos, ctx, None, ply, evaluator, cube=dec, source=source, rollout=rollout)

@@ -168,11 +168,13 @@ class LevelPlayer(_PlayerBase):
     """A level as a :class:`bgfast.players.Player` for the terminal game.
 
     Plays: the level's choice among the legal plays.  Cube (all but
-    Beginner): through the cube-decision layer (:func:`bgfast.cube.cube_decision`
-    at the game's cube, score, Crawford, Jacoby and beaver rules), with the
-    level's own probabilities: the net at the level's plies (pubeval: the
-    composite evaluator), exact ones and exact cubeful money equities in
-    two-sided bear-offs.  It doubles when the proper action doubles, passes
+    Beginner): at the game's cube, score, Crawford, Jacoby and beaver rules
+    (:meth:`bgfast.cube.CubeContext.from_game`), by :meth:`decide`: a net
+    level at 1 or 2 plies by the cubeful search at its plies
+    (:func:`bgfast.evaluate.evaluate_cube`), a 0-ply net level by the cube
+    model (:func:`bgfast.cube.cube_decision`) on the net's probabilities
+    (pubeval: the composite evaluator's), with exact ones and exact cubeful
+    money equities in two-sided bear-offs.  It doubles when the proper action doubles, passes
     a double that should be passed, beavers when beavering is right, and
     otherwise takes.  Resignations: it accepts one worth at least the
     position to it (:meth:`value`, at the score) and offers one when its
@@ -218,18 +220,38 @@ class LevelPlayer(_PlayerBase):
         exact = got.exact_money[0]
         return got.probs[0], (exact if np.isfinite(exact).all() else None)
 
-    def _decision(self, game, roller: int, position):
-        """The cube decision of ``roller`` (on roll in ``position``) by this level."""
-        from .cube import CubeContext, decide_cube
+    def decide(self, position, context):
+        """The :class:`bgfast.cube.CubeDecision` of the player on roll in
+        ``position`` at the :class:`bgfast.cube.CubeContext` ``context``, by
+        this level: a net level at n plies by the n-ply cubeful search
+        (:func:`bgfast.evaluate.evaluate_cube`), the others by the cube
+        model on :meth:`probabilities`."""
+        if self.level.kind == NET and self.level.plies:
+            from .evaluate import evaluate_cube
+
+            return evaluate_cube(position, context, plies=self.level.plies,
+                                 evaluator=self._evaluator())
+        from .cube import decide_cube
 
         probs, exact = self.probabilities(position)
-        return decide_cube(position, CubeContext.from_game(game, roller), probs, exact)
+        return decide_cube(position, context, probs, exact)
+
+    def _evaluator(self):
+        """The level's net as a 0-ply :class:`bgfast.evaluate.Evaluator` (made once)."""
+        ev = getattr(self, "_net_evaluator", None)
+        if ev is None:
+            from .net import NetEvaluator
+
+            ev = self._net_evaluator = NetEvaluator(self.level.net)
+        return ev
 
     def cube_decision(self, game):
         """The cube decision of the player on roll (the doubler while a
         double is offered), by this level."""
-        # the player on roll (the doubler) in row 1
-        return self._decision(game, game.turn, game.position())
+        from .cube import CubeContext
+
+        pos = game.position()            # the player on roll (the doubler) in row 1
+        return self.decide(pos, CubeContext.from_game(game, game.turn))
 
     def wants_to_double(self, game):
         if self.level.kind == RANDOM:
@@ -257,6 +279,7 @@ class LevelPlayer(_PlayerBase):
         opponent after this level's play of the dice (or the result, if the
         play ends the game).  A pending resignation is looked through.
         """
+        from .cube import CubeContext
         from .game import Phase, result_kind
 
         if game.turn_phase == Phase.MOVE:
@@ -268,7 +291,7 @@ class LevelPlayer(_PlayerBase):
             roller, pos = 1 - mover, after
         else:
             roller, pos = game.turn, game.position(game.turn)
-        dec = self._decision(game, roller, pos)
+        dec = self.decide(pos, CubeContext.from_game(game, roller))
         doubles = game.cube_available(roller) and dec.action.doubles
         if game.is_money:
             v = (dec.best_equity if doubles else dec.no_double) * game.cube_value

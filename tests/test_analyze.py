@@ -78,8 +78,8 @@ def test_plays_are_ranked_with_losses():
 
 def test_input_forms_and_context():
     r = parse_record("4HPwATDgc/ABMA QYkqASAAIAAA", 1)
-    assert r.dice == (5, 2) and r.context.length == 9
-    assert (r.context.score_me, r.context.score_opp, r.context.owner) == (4, 2, "opp")
+    assert r.dice == (5, 2) and r.context.score.length == 9
+    assert (r.context.score.score_me, r.context.score.score_opp, r.context.owner) == (4, 2, "opp")
     r = parse_record("XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:1:0:5:10", 2)
     assert r.dice is None and r.context.cube == 2 and r.context.owner == "me"
     assert parse_record("4HPwATDgc/ABMA 3-1").dice == (3, 1)

@@ -170,7 +170,7 @@ def test_show_of_a_gnubg_id(run):
     r = run("show", GNUBG_52)
     assert r.exit_code == 0, r.output
     assert " GNUbg ID: 4HPwATDgc/ABMA:QYkqASAAIAAA" in r.stdout.splitlines()
-    assert " Context: match to 9, 4-2 (5-away, 7-away), cube 2 owned by the opponent, dice 5-2" in r.stdout.splitlines()
+    assert " Context: 4-2 to 9, cube 2 (opp), dice 5-2" in r.stdout.splitlines()
     doc = json.loads(run("show", GNUBG_52, "--json").stdout)
     assert doc["match_id"] == "QYkqASAAIAAA" and doc["dice"] == [5, 2]
     assert doc["xgid"] == "XGID=-b----E-C---eE---c-e----B-:1:-1:1:52:4:2:0:9:10"
@@ -197,7 +197,9 @@ def test_moves_evaluate_and_rollout_use_the_dice_of_the_id(run):
         assert doc["dice"] == [5, 2] and _notations(doc) == _notations(by_hand)
         # an explicit DICE overrides the roll of the ID
         assert json.loads(run("moves", form, "31", "--json").stdout)["dice"] == [3, 1]
-    ranked = json.loads(run("evaluate", START, "-d", "52", "--json").stdout)
+    # the XGID's roll and context: 2-4 to 9, cube 2 owned by the player on roll
+    ranked = json.loads(run("evaluate", START, "-d", "52", "--score", "2-4", "--length", "9",
+                            "--cube", "2", "--owner", "me", "--json").stdout)
     doc = json.loads(run("evaluate", XGID_52, "--json").stdout)
     assert doc["dice"] == [5, 2] and doc["plays"] == ranked["plays"]
     assert json.loads(run("evaluate", XGID_52, "-d", "31", "--json").stdout)["dice"] == [3, 1]

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from bgfast import cube as C
 from bgfast import _cube as K
-from bgfast.analyze import Context, game_context
 from bgfast.cube import decide_cube
 from bgfast.cube import CubeContext, InvalidCubeError, MoneyRules, Owner
 from bgfast.errors import InvalidScoreError, MissingTableError
@@ -67,15 +66,11 @@ def test_context_constructors_agree():
                     player_on_roll=1)
     assert CubeContext.from_match_state(st) == m
     assert CubeContext.of(st) == m
-    # bgfast.analyze.Context converts, field for field
-    ctx = Context.from_match_state(st)
-    assert CubeContext.from_context(ctx) == m and CubeContext.of(ctx) == m
-    money = Context(cube=2, owner="me", jacoby=True, beavers=True)
-    assert CubeContext.of(money) == CubeContext.money(2, "me", jacoby=True, beavers=True)
-    # a game, from either player, agrees with analyze.game_context
+    # a game, from either player
     g = Game(match_length=7, score=(3, 6), crawford=True)
+    assert CubeContext.from_game(g, 0) == CubeContext.match(7, 3, 6, crawford=True)
+    assert CubeContext.from_game(g, 1) == CubeContext.match(7, 6, 3, crawford=True)
     for player in (0, 1):
-        assert CubeContext.from_game(g, player) == CubeContext.of(game_context(g, player))
         assert CubeContext.of((g, player)) == CubeContext.from_game(g, player)
     assert CubeContext.from_game(g, 0).crawford and CubeContext.from_game(g, 0).cube_dead
     post = CubeContext.match(5, 4, 1)
@@ -171,7 +166,7 @@ def test_money_cube_decisions_by_the_search(table, exact_ev):
     race = race[classify_boards(race) == PositionClass.RACE][0]
     for b in (Position.initial().board, race, _bearoffs(1, 5)[0]):
         pos = Position(b)
-        for ctx in (Context(), Context(cube=2, owner="me"), Context(length=5, score_me=1, score_opp=2)):
+        for ctx in (CubeContext(), CubeContext.money(2, "me"), CubeContext.match(5, 1, 2)):
             got = evaluate_cube(pos, ctx, plies=0)
             hit = table.get(pos) if pos.classify() == PositionClass.BEAROFF else None
             exact = None if hit is None else [hit.cubeful_no_double[k]

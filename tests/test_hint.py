@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from bgfast import Position
-from bgfast.analyze import Context
+from bgfast.cube import CubeContext
 from bgfast.cli import main
 from bgfast.errors import BgfastError
 from bgfast.evaluate import rank_plays
@@ -75,7 +75,7 @@ def test_no_roll_gives_the_cube_decision_at_the_ids_score_and_cube():
     assert dec.match is not None and dec.match.length == 9
     assert (dec.match.score_me, dec.match.score_opp) == (2, 4)
     assert dec.cube == 2 and dec.owner == "me" and dec.redouble
-    assert h.context == Context(cube=2, owner="me", length=9, score_me=2, score_opp=4)
+    assert h.context == CubeContext.match(9, 2, 4, cube=2, owner="me")
     money = hint(OPENING)
     assert money.cube.match is None and money.cube.cube == 1 and money.cube.owner == "centre"
 
@@ -83,7 +83,7 @@ def test_no_roll_gives_the_cube_decision_at_the_ids_score_and_cube():
 def test_the_ids_roll_is_used_and_a_given_roll_replaces_it():
     # gnubg ID whose Match ID holds a 5-2 for the player on roll
     h = hint(OPENING + ":QYkqASAAIAAA")
-    assert h.dice == (5, 2) and h.plays and h.context.length == 9
+    assert h.dice == (5, 2) and h.plays and h.context.score.length == 9
     assert h.plays[0].play == hint(OPENING, (5, 2), context=h.context).plays[0].play
     assert hint(OPENING + ":QYkqASAAIAAA", (6, 6)).dice == (6, 6)
 

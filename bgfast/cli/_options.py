@@ -100,16 +100,22 @@ def resolve_context(base: CubeContext, *, money: bool = False, jacoby: bool = Fa
                              met=met if met is not None else base.met)
 
 
-def context_options(fn=None, *, table: bool = False, position: str = "position"):
+def _position_context(kwargs: dict, met) -> CubeContext:
+    """The context of a command's ``position`` (a :class:`bgfast.cli.PositionArg` or None)."""
+    arg = kwargs.get("position")
+    return CubeContext() if arg is None else arg.cube_context(met)
+
+
+def context_options(fn=None, *, table: bool = False, base=_position_context):
     """Add the cube-context options to a command and pass it ``context``.
 
-    The base is the context of the command's ``position`` keyword (a
-    :class:`bgfast.cli.PositionArg` or None); ``table=True`` adds
-    ``--table NAME`` (the match equity table).  A command that also has
-    ``--cubeless`` (:func:`cubeless_option`) refuses explicit context
-    options beside it."""
+    The base context is ``base(keywords, met)`` (default: the context of
+    the command's ``position``, a :class:`bgfast.cli.PositionArg` or None);
+    ``table=True`` adds ``--table NAME`` (the match equity table).  A
+    command that also has ``--cubeless`` (:func:`cubeless_option`) refuses
+    explicit context options beside it."""
     if fn is None:
-        return functools.partial(context_options, table=table, position=position)
+        return functools.partial(context_options, table=table, base=base)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -117,9 +123,7 @@ def context_options(fn=None, *, table: bool = False, position: str = "position")
         met = kwargs.pop("table_name") if table else None
         if kwargs.get("cubeless") and any(given.values()):
             raise click.UsageError("--cubeless takes no cube or score options")
-        arg = kwargs.get(position)
-        base = CubeContext() if arg is None else arg.cube_context(met)
-        kwargs["context"] = resolve_context(base, met=met, **given)
+        kwargs["context"] = resolve_context(base(kwargs, met), met=met, **given)
         return fn(*args, **kwargs)
 
     options = [

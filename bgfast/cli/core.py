@@ -32,7 +32,7 @@ def position_facts(arg) -> dict:
     }
     if arg.state is not None:
         facts.update(match_id=arg.state.match_id(), gnubg_id=arg.gnubg_id(),
-                     context=arg.context.describe(),
+                     context=arg.context.label,
                      dice=None if arg.dice is None else list(arg.dice))
     return facts
 

@@ -55,13 +55,20 @@ def position_probabilities(position, evaluator: str = "net"):
               help="Cube efficiency (default: by position class; 0.68 with --probs).")
 @click.option("--evaluator", default="net", show_default=True,
               help="bgfast.evaluate evaluator for POSITION outside the bear-off tables.")
+@click.option("--ply", "-p", type=click.IntRange(0, 2), default=0, show_default=True,
+              help="Depth of POSITION's decision: 0 (the cube model on the evaluator's "
+                   "probabilities) or 1, 2 (the n-ply cubeful search: each side's cube "
+                   "decision at every node).")
 @json_option()
-def cube_command(position, probs, context, efficiency, evaluator, as_json):
+def cube_command(position, probs, context, efficiency, evaluator, ply, as_json):
     """Cube decision: no double, double/take, double/pass equities and the action.
 
     Give a POSITION or --probs.  An XGID or Match ID brings its cube, score
     and Crawford flag; --score, --length, --crawford, --post-crawford,
-    --money, --jacoby, --beaver, --cube and --owner override them.  Examples:
+    --money, --jacoby, --beaver, --cube and --owner override them.  --ply 1
+    or 2 decides by the n-ply cubeful search (no double and double/take
+    valued with each side's cube decision at every node), as gnubg's n-ply
+    cube analysis.  Examples:
 
       bgfast cube --probs 0.70,0.20,0.01,0.05,0.002 --money
 
@@ -70,17 +77,30 @@ def cube_command(position, probs, context, efficiency, evaluator, as_json):
     if (position is None) == (probs is None):
         raise click.UsageError("give either a POSITION or --probs (exactly one)")
 
+    if ply and probs is not None:
+        raise click.UsageError("--ply searches from a POSITION; --probs are decided at 0 plies")
+    if ply and efficiency is not None:
+        raise click.UsageError("--efficiency is for the 0-ply decision; the search uses each "
+                               "position's own")
     exact = None
     pos = None if position is None else position.position
-    if probs is not None:
-        p = _parse_probs(probs)
-        source = "given"
+    if ply:
+        from ..evaluate import evaluate_cube
+
+        dec = evaluate_cube(pos, context, plies=ply, evaluator=evaluator)
+        source = f"bgfast.evaluate ({evaluator}), {ply}-ply cubeful search"
     else:
-        p, source, exact = position_probabilities(pos, evaluator)
-    dec = _cube.cube_decision(p, **context.decision_args(), efficiency=efficiency, position=pos,
-                              exact_money=exact)
+        if probs is not None:
+            p = _parse_probs(probs)
+            source = "given"
+        else:
+            p, source, exact = position_probabilities(pos, evaluator)
+        dec = _cube.cube_decision(p, **context.decision_args(), efficiency=efficiency,
+                                  position=pos, exact_money=exact)
     if as_json:
         doc = dec.to_dict()
+        doc["context"] = context.to_dict()
+        doc["plies"] = ply
         doc["source"] = source
         if pos is not None:
             doc["position_id"] = pos.position_id()

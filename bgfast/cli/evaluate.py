@@ -6,7 +6,7 @@ import json as _json
 import click
 
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
-from ._options import json_option
+from ._options import context_options, cubeless_option, json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -21,10 +21,20 @@ DICE = DiceParam()
 @click.option("--dice", "-d", type=DICE, default=None,
               help="Rank the plays of this roll instead of evaluating the position "
                    "(default: the roll POSITION holds, if any; --dice overrides it).")
+@context_options
+@cubeless_option("Rank the plays by cubeless equity instead of their value at the cube "
+                 "and score.")
 @json_option()
-def evaluate(position, evaluator, plies, dice, as_json):
-    """Evaluate POSITION for the player on roll (cubeless), or rank its
-    plays for a roll: --dice, or the dice an XGID or Match ID holds."""
+def evaluate(position, evaluator, plies, dice, context, cubeless, as_json):
+    """Evaluate POSITION for the player on roll (cubeless probabilities), or
+    rank its plays for a roll: --dice, or the dice an XGID or Match ID holds.
+
+    Plays are ranked by their value at the cube and score: cubeful equity
+    per unit of the cube for money, match winning chance (with its EMG) at a
+    match score.  The context is POSITION's (an XGID or Match ID; money with
+    a centred cube for a Position ID) with the context options overriding
+    it; --cubeless ranks by cubeless equity.  Every play shows its cubeless
+    equity too."""
     from ..evaluate import PROB_NAMES, equity, evaluate_ply, get_evaluator, rank_plays
 
     ev = get_evaluator(evaluator)
@@ -32,17 +42,29 @@ def evaluate(position, evaluator, plies, dice, as_json):
     if dice is None:
         dice = position.dice
     if dice is not None:
-        ranked = rank_plays(pos, dice[0], dice[1], plies=plies, evaluator=ev)
+        ranked = rank_plays(pos, dice[0], dice[1], plies=plies, evaluator=ev,
+                            cube=None if cubeless else context)
+        ranked_by = "cubeless" if cubeless else "cubeful" if context.is_money else "mwc"
         if as_json:
             emit_json({"position_id": pos.position_id(), "dice": list(dice),
-                       "evaluator": ev.name, "plies": plies,
+                       "evaluator": ev.name, "plies": plies, "ranked_by": ranked_by,
+                       "context": None if cubeless else context.to_dict(),
                        "plays": [r.to_dict() for r in ranked]})
             return
+        kind = {"cubeless": "cubeless equity", "cubeful": "cubeful equity",
+                "mwc": "match winning chance (EMG, then cubeless equity)"}[ranked_by]
+        click.echo(f"by {kind}" + ("" if cubeless else f" at {context.describe()}"))
         if not ranked:
             click.echo("no legal play")
         for i, r in enumerate(ranked, 1):
             probs = " ".join(f"{x:.3f}" for x in r.probs)
-            click.echo(f"{i:3d}. {r.play.notation:<28} {r.equity:+.4f}  {probs}  ({r.plies}-ply)")
+            if ranked_by == "mwc":
+                value = f"{100 * r.mwc:6.2f}%  {r.cubeful:+.4f}  {r.equity:+.4f}"
+            elif ranked_by == "cubeful":
+                value = f"{r.cubeful:+.4f}  {r.equity:+.4f}"
+            else:
+                value = f"{r.equity:+.4f}"
+            click.echo(f"{i:3d}. {r.play.notation:<28} {value}  {probs}  ({r.plies}-ply)")
         return
     p = evaluate_ply(pos.board[None], plies, ev)[0]
     eq = float(equity(p))

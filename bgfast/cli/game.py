@@ -46,10 +46,10 @@ def ranked_plays_text(g: Game, top: int = 5) -> str:
     """The best ``top`` plays of the roll to play in ``g``, ranked by
     :func:`bgfast.hint.hint` at its default depth and the game's cube and
     score, with their values and losses against the best."""
-    from ..analyze import game_context
+    from ..cube import CubeContext
     from ..hint import hint
 
-    h = hint(g.position(), g.dice, context=game_context(g, g.turn), top=top)
+    h = hint(g.position(), g.dice, context=CubeContext.from_game(g, g.turn), top=top)
     if not h.plays:
         return "No legal play: the roll cannot be played."
     kind = {"cubeless": "cubeless equity", "cubeful": "cubeful equity",

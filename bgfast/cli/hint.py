@@ -4,7 +4,14 @@ from __future__ import annotations
 import click
 
 from . import DiceParam, emit_json, main
-from ._options import json_option
+from ._options import context_options, cubeless_option, json_option
+
+
+def _text_context(kwargs: dict, met):
+    """The context the POSITION text of ``bgfast hint`` gives (its Match ID or XGID)."""
+    from ..analyze import parse_record
+
+    return parse_record(kwargs["position"]).context
 
 DICE = DiceParam()
 
@@ -27,15 +34,18 @@ DICE = DiceParam()
               help="How many of the leading plays to roll out.")
 @click.option("--seed", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True,
               help="Seed of the rollout's dice.")
-@click.option("--cubeless", is_flag=True,
-              help="Rank the plays by cubeless equity instead of their value at the cube "
-                   "and score.")
+@context_options(base=_text_context)
+@cubeless_option("Rank the plays by cubeless equity instead of their value at the cube "
+                 "and score.")
 @json_option()
-def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, cubeless, as_json):
+def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, context, cubeless,
+         as_json):
     """The engine's advice for POSITION: ranked plays for DICE, or the cube.
 
     POSITION is a Position ID, a gnubg ID (POSITIONID:MATCHID) or an XGID;
-    a Match ID or XGID gives the cube, the score and the dice.  With a roll
+    a Match ID or XGID gives the cube, the score and the dice, and the
+    context options (--money, --score/--length, --cube/--owner, ...)
+    override its cube and score.  With a roll
     (DICE, or the ID's dice) the legal plays are listed best first by
     their value at the cube and score (cubeful equity for money, match
     winning chance at a match score; --cubeless for cubeless equity), with
@@ -48,8 +58,8 @@ def hint(position, dice, ply, evaluator, top, trials, rollout_plays, seed, cubel
     """
     from ..hint import hint as make_hint
 
-    h = make_hint(position, dice, ply=ply, evaluator=evaluator, top=top, rollout=trials,
-                  rollout_plays=rollout_plays, seed=seed, cubeless=cubeless)
+    h = make_hint(position, dice, context=context, ply=ply, evaluator=evaluator, top=top,
+                  rollout=trials, rollout_plays=rollout_plays, seed=seed, cubeless=cubeless)
     if as_json:
         emit_json(h.to_dict())
     else:
