@@ -587,7 +587,13 @@ def test_level_cube_goes_through_the_cube_layer(name):
     # makes doubling right), which thresholds on the winning chance cannot see
     g = Game(match_length=5, score=(0, 4), post_crawford=True, position=Position.initial(),
              on_roll=0)
-    assert lv.wants_to_double(g)
+    if lv.level.plies == 2:
+        # the 2-ply cubeful search finds what gnubg's 2-ply cube analysis says
+        # here: "Optional double, take" (no double +0.283 = double/take +0.283)
+        dec = lv.cube_decision(g)
+        assert abs(dec.no_double - dec.double_take) < 0.002 and dec.action.takes
+    else:
+        assert lv.wants_to_double(g)
     g.double()
     assert lv.respond_to_double(g) == "take"
     # far behind in a race with beavers allowed: a double is beavered
