@@ -70,6 +70,7 @@ __all__ = [
     "CubefulValues",
     "Owner",
     "cubeful_values",
+    "decide_cube",
     "searched_decisions",
     "board_efficiencies",
     "cube_efficiencies",
@@ -847,6 +848,23 @@ def cube_decision(probs: Sequence[float], *, cube: int = 1, owner: str = "centre
             raise InvalidCubeError("exact_money must be 3 equities: centred, owned, opponent owns")
         exact = exact[None]
     return _decide(p, cube, owner, match, money, met, x, exact).decision(0)
+
+
+def decide_cube(position, context, probs, exact_money=None) -> CubeDecision:
+    """The :class:`CubeDecision` of the player on roll in ``position`` at
+    ``context`` (anything :meth:`CubeContext.of` takes) from its cubeless
+    ``probs``, with the cube efficiency of the position.  ``exact_money``:
+    the exact cubeful money equities (centred, owned, the opponent owns) of
+    a two-sided bear-off (None, or NaN: none); they replace Janowski's
+    except under the Jacoby rule, where the table (no Jacoby) does not
+    apply."""
+    ctx = CubeContext.of(context)
+    if exact_money is not None:
+        exact_money = np.asarray(exact_money, dtype=np.float64).reshape(-1)
+        if ctx.rules.jacoby or not np.isfinite(exact_money).all():
+            exact_money = None
+    return cube_decision(probs, position=position, exact_money=exact_money,
+                         **ctx.decision_args())
 
 
 def _float_array(values, what: str) -> np.ndarray:

@@ -56,6 +56,7 @@ __all__ = [
     "rank_plays", "rank_plays_batch", "RankedBatch", "RankedPlay", "RankedPlays", "best_play",
     "evaluate_ply", "calibration",
     "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
+    "SourcedProbabilities", "sourced_probabilities",
 ]
 
 POLICY_PUBEVAL = 0
@@ -240,6 +241,79 @@ def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
         v = invert(_value(ev, res, plies - 1)).reshape(n, len(ALL_ROLLS), 5)
         out[live] = (v * ROLL_WEIGHTS[None, :, None]).sum(axis=1) / 36.0
     return out
+
+
+@dataclass(frozen=True)
+class SourcedProbabilities:
+    """Probabilities of many positions from the best source there is (see
+    :func:`sourced_probabilities`): ``probs`` ``float64[n, 5]`` for the
+    player on roll (NaN rows for finished games), ``exact`` ``bool[n]``
+    where the bear-off tables gave them (the two-sided table, else the
+    one-sided race table), ``exact_money`` ``float64[n, 3]`` the two-sided
+    table's exact cubeful money equities, the roller not doubling now
+    (centred, owned, the opponent owns; NaN rows: none)."""
+
+    probs: np.ndarray
+    exact: np.ndarray
+    exact_money: np.ndarray
+
+    def source(self, i: int, evaluator: str) -> str:
+        """Where row i's probabilities come from: ``exact`` (the bear-off
+        tables), ``over`` (a finished game) or ``evaluator``."""
+        if self.exact[i]:
+            return "exact"
+        return "over" if np.isnan(self.probs[i, 0]) else evaluator
+
+
+def sourced_probabilities(boards, plies: int = 0, evaluator="net",
+                          classes=None) -> SourcedProbabilities:
+    """The one rule for a position's probabilities: exact in bear-offs,
+    else the evaluator.  Bear-off positions (every checker of both sides
+    home) get the two-sided table's exact probabilities and cubeful money
+    equities where it covers them, else the one-sided race table's
+    probabilities; the other unfinished positions the evaluator's at
+    ``plies`` (:func:`evaluate_ply`; an evaluator object with its own
+    ``evaluate_plies``, such as a :class:`bgfast.net.Net`, searches with
+    that).  ``evaluator``: a name, an :class:`Evaluator` or any object with
+    ``evaluate_batch``; ``classes``: the boards' position classes, when
+    known.  Returns a :class:`SourcedProbabilities`."""
+    from . import bearoff
+
+    b = as_boards(boards.board[None] if isinstance(boards, Position) else boards)
+    cls = classify_boards(b) if classes is None else np.asarray(classes)
+    ev = evaluator if hasattr(evaluator, "evaluate_batch") else get_evaluator(evaluator)
+    n = len(b)
+    nd = np.full((n, 3), np.nan)
+    exact = cls == PositionClass.BEAROFF
+    over = cls == PositionClass.OVER
+    rows = np.flatnonzero(~exact & ~over)
+    if (plies == 0 and rows.size >= n - n // 8 and not over.any()
+            and (rows.size == n or (hasattr(ev, "covers") and ev.covers(b[exact]).all()))):
+        # nearly every board is for the evaluator, which covers the others
+        # too: it takes them all in place (no gather, no scatter); the
+        # bear-offs get their exact values below
+        probs = np.array(ev.evaluate_batch(b), dtype=np.float64, copy=None)
+    else:
+        probs = np.full((n, 5), np.nan)
+        if rows.size:
+            live = b[rows]
+            if plies == 0:
+                probs[rows] = ev.evaluate_batch(live)
+            elif hasattr(ev, "evaluate_plies"):
+                probs[rows] = ev.evaluate_plies(live, int(plies))
+            else:
+                probs[rows] = _value(ev, live, int(plies))
+    rows = np.flatnonzero(exact)
+    if rows.size:
+        two = bearoff.default_two_sided().probe_batch(b[rows])
+        inside = two["inside"]
+        probs[rows[inside]] = two["probs"][inside]
+        if "cubeful_no_double" in two:
+            nd[rows[inside]] = two["cubeful_no_double"][inside]
+        rest = rows[~inside]
+        if rest.size:
+            probs[rest] = bearoff.default_one_sided().probe_batch(b[rest])["probs"]
+    return SourcedProbabilities(probs, exact, nd)
 
 
 # ---------------------------------------------------------------- cubeful

@@ -269,21 +269,20 @@ class LevelPlayer(Player):
         return plays[self._levels.pick_result(self.level, results, seed)]
 
     def probabilities(self, position):
-        """This level's cubeless probabilities for the player on roll, and
-        the two-sided bear-off probe result (None outside the table)."""
-        from . import bearoff
+        """This level's cubeless probabilities for the player on roll and
+        the two-sided table's exact cubeful money equities (None outside
+        it), by :func:`bgfast.evaluate.sourced_probabilities` with the
+        level's evaluator: the net at the level's plies (pubeval: the
+        composite evaluator)."""
+        from .evaluate import get_evaluator, sourced_probabilities
 
-        exact = bearoff.get(position)
-        if exact is not None and exact.probs is not None:
-            return np.asarray(exact.probs, dtype=float), exact
-        b = position.board[None]
         if self.level.kind == self._levels.NET:
-            if self.level.plies:
-                return self.level.net.evaluate_plies(b, self.level.plies)[0], exact
-            return self.level.net.evaluate_batch(b)[0], exact
-        from .evaluate import get_evaluator
-
-        return get_evaluator("composite").evaluate_batch(b)[0], exact
+            ev, plies = self.level.net, self.level.plies
+        else:
+            ev, plies = get_evaluator("composite"), 0
+        got = sourced_probabilities(position.board[None], plies, ev)
+        exact = got.exact_money[0]
+        return got.probs[0], (exact if np.isfinite(exact).all() else None)
 
     def decide(self, position, context):
         """The :class:`bgfast.cube.CubeDecision` of the player on roll in
@@ -296,7 +295,7 @@ class LevelPlayer(Player):
 
             return evaluate_cube(position, context, plies=self.level.plies,
                                  evaluator=self._evaluator())
-        from .analyze import decide_cube
+        from .cube import decide_cube
 
         probs, exact = self.probabilities(position)
         return decide_cube(position, context, probs, exact)

@@ -39,11 +39,7 @@ DELEGATIONS = {
 }
 
 #: Imports from a higher layer that are known and being removed elsewhere.
-#: LevelPlayer takes its cube decisions through analyze.decide_cube, which moves
-#: into the cube module (the cube-context work); remove this entry then.
-PENDING = {
-    ("bgfast.players", "bgfast.analyze"): "decide_cube, game_context",
-}
+PENDING: dict = {}
 
 LEVEL = {("bgfast" if name == "bgfast" else f"bgfast.{name}"): i
          for i, names in enumerate(LAYERS.values()) for name in names}
