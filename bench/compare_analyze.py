@@ -10,7 +10,9 @@ JSON rows, is not the new run's work).  Cube-decision rows (lines without
 a roll) are half money (a Position ID alone) and half Match IDs: every
 score of a 7-point match, with a centred cube and with a 2-cube the
 opponent owns (98 cube contexts).  Checker rows are the first ``--plays``
-positions with the roll played there.
+positions with the roll played there: ranked cubefully (money, a centred
+cube), cubeless (``--cubeless``) and cubefully at the cube rows' match
+contexts (a Match ID on each line), side by side.
 
 The peers: for the cube rows and the batch evaluation, a loop over
 gnubg-nn's ``probabilities(board, 0)``; for the checker rows (every legal
@@ -48,6 +50,7 @@ from bgfast.analyze import AnalysisSettings, run  # noqa: E402
 from bgfast.evaluate import evaluate_ply  # noqa: E402
 
 ZERO_PLY = AnalysisSettings(ply=0)     # the peer's loops are 0-ply
+CUBELESS = AnalysisSettings(ply=0, cubeless=True)
 from bgfast.formats import CubeOwner, MatchState  # noqa: E402
 from bgfast.position import pack, position_ids  # noqa: E402
 
@@ -60,14 +63,22 @@ def distinct_positions(n, seed):
     return boards[keep], dice[keep]
 
 
-def cube_lines(ids, seed):
+MATCH_IDS = [MatchState(match_length=7, score=(a, b), player_on_roll=0, cube_value=c,
+                        cube_owner=CubeOwner.CENTRED if c == 1 else CubeOwner(1)).match_id()
+             for a in range(7) for b in range(7) for c in (1, 2)]
+
+
+def match_ids(seed, n):
+    """``n`` seeded picks among :data:`MATCH_IDS` (every score of a 7-point
+    match, a centred cube or a 2-cube the opponent owns)."""
     rng = np.random.default_rng(seed)
-    match_ids = [MatchState(match_length=7, score=(a, b), player_on_roll=p, cube_value=c,
-                            cube_owner=CubeOwner.CENTRED if c == 1 else CubeOwner(1 - p)).match_id()
-                 for a in range(7) for b in range(7) for c in (1, 2) for p in (0,)]
-    pick = rng.integers(len(match_ids), size=len(ids))
-    return [f"{pid}\n" if k % 2 == 0 else f"{pid} {match_ids[pick[k]]}\n"
-            for k, pid in enumerate(ids)], len(match_ids)
+    return [MATCH_IDS[k] for k in rng.integers(len(MATCH_IDS), size=n)]
+
+
+def cube_lines(ids, seed):
+    pick = match_ids(seed, len(ids))
+    return [f"{pid}\n" if k % 2 == 0 else f"{pid} {pick[k]}\n"
+            for k, pid in enumerate(ids)], len(MATCH_IDS)
 
 
 CACHED_SET = 20_000
@@ -135,6 +146,9 @@ def main():
     ids = position_ids(boards)
     cubes, contexts = cube_lines(ids, args.seed)
     plays = [f"{i} {a}{b}\n" for i, (a, b) in zip(ids[:args.plays], dice)]
+    # the same plays, each at one of the cube rows' match contexts
+    match_plays = [f"{i} {m} {a}{b}\n" for i, m, (a, b) in
+                   zip(ids[:args.plays], match_ids(args.seed, len(plays)), dice)]
     try:
         gnubg = Gnubg(boards, dice, len(plays))
     except ImportError:
@@ -149,12 +163,15 @@ def main():
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         out = os.path.join(tmp, "rows")
         run(cubes[:1000], output=out, jobs=1, settings=ZERO_PLY)   # load the net and the tables
-        for what, lines in (("cube rows", cubes), ("checker rows", plays)):
+        for what, lines, settings in (("cube rows", cubes, ZERO_PLY),
+                                      ("checker rows", plays, ZERO_PLY),
+                                      ("checker rows, cubeless", plays, CUBELESS),
+                                      ("checker rows, match", match_plays, ZERO_PLY)):
             for fmt in ("jsonl", "csv"):
                 for jobs in (1, 2):
                     names.append(f"bgfast analyze, {what}, {fmt}, {jobs} process(es)")
-                    runs.append(lambda lines=lines, fmt=fmt, jobs=jobs:
-                                run(lines, output=out, fmt=fmt, jobs=jobs, settings=ZERO_PLY))
+                    runs.append(lambda lines=lines, fmt=fmt, jobs=jobs, settings=settings:
+                                run(lines, output=out, fmt=fmt, jobs=jobs, settings=settings))
                     sizes.append(len(lines))
                     peers.append("cold" if what == "cube rows" else "plays")
         peer_rate = {"cold": lambda: max(gnubg.cold()), "plays": gnubg.plays_cold} if gnubg else {}

@@ -141,12 +141,13 @@ def random_case(rng: np.random.Generator) -> Case:
         return Case(pos, cube, owner, MatchScore(length, s_me, s_opp, crawford), None)
 
 
-def gnubg_script(cases: list[Case]) -> str:
+def gnubg_script(cases: list[Case], plies: int = 0) -> str:
+    """A ``gnubg -t`` script: the ``hint`` cube analysis of every case at ``plies``."""
     lines = [
         "set output digits 5",
         "set output mwc off",
-        "set evaluation chequer eval plies 0",
-        "set evaluation cubedecision eval plies 0",
+        f"set evaluation chequer eval plies {plies}",
+        f"set evaluation cubedecision eval plies {plies}",
     ]
     for k, case in enumerate(cases):
         owner = {"centre": 3, "me": 1}[case.owner]
@@ -189,9 +190,12 @@ def parse_block(text: str) -> GnubgCube | None:
                      eq["double, pass"], m_a.group(1).strip())
 
 
-def run_gnubg(cases: list[Case], binary: str, timeout: float = 600.0) -> list[GnubgCube | None]:
-    """Run all cases in one ``gnubg -t`` process; one result per case."""
-    proc = subprocess.run([binary, "-t", "-q"], input=gnubg_script(cases), stdout=subprocess.PIPE,
+def run_gnubg(cases: list[Case], binary: str, timeout: float = 600.0,
+              plies: int = 0) -> list[GnubgCube | None]:
+    """Run all cases in one ``gnubg -t`` process (cube analysis at ``plies``);
+    one result per case."""
+    proc = subprocess.run([binary, "-t", "-q"], input=gnubg_script(cases, plies),
+                          stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=timeout)
     out = proc.stdout
     results = []

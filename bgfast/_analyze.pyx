@@ -569,25 +569,31 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
                 const int64_t[::1] table_offsets, const int8_t[:, ::1] dice,
                 const int64_t[:, ::1] pips, const double[:, ::1] epc, int ply,
                 const double[:, ::1] probs, const double[::1] equity,
-                const double[:, ::1] cube, const uint8_t[::1] extra,
-                const int64_t[::1] extra_offsets, into=None):
+                const double[:, ::1] cube, const double[:, ::1] values,
+                const uint8_t[::1] extra, const int64_t[::1] extra_offsets, into=None):
     """The text of rows ``0..m-1``: bytes, or written into the writable
     buffer ``into`` when it is large enough, then a memoryview of it.
 
     ``kind``: CUBE, CHECKER (``extra`` holds the plays part: the JSON
     members or the three CSV fields), VERBATIM (``extra`` holds the whole
-    row) or OVER.  ``entries[:, 0..3]``: indices into ``table`` (already
-    encoded JSON strings or CSV fields) of the context, class, source and
-    cube action.  ``cube[:, 0..3]``: no double, double/take, double/pass,
-    take point (NaN: None; further columns are not read).  ``epc``: NaN for None.  The input text of row ``i`` is
+    row) or OVER.  ``entries[:, 0..4]``: indices into ``table`` (already
+    encoded JSON strings or CSV fields) of the context, class, source,
+    cube action and valuation.  ``values[:, 0..2]``: the cubeful equity,
+    MWC and EMG of CUBE and CHECKER rows (NaN: None).  ``cube[:, 0..3]``:
+    no double, double/take, double/pass, take point (NaN: None; further
+    columns are not read).  ``epc``: NaN for None.  The input text of row ``i`` is
     ``text[offsets[i]:offsets[i + 1]]``; its first 14 characters are the
     Position ID."""
     cdef Py_ssize_t m = kind.shape[0], i, j, cap, widest = 0
     if cube.shape[0] != m or cube.shape[1] < 4:
         raise ValueError("cube must have a row per row and at least 4 columns")
+    if values.shape[0] != m or values.shape[1] < 3:
+        raise ValueError("values must have a row per row and at least 3 columns")
+    if entries.shape[0] != m or entries.shape[1] < 5:
+        raise ValueError("entries must have a row per row and at least 5 columns")
     for i in range(table_offsets.shape[0] - 1):
         widest = max(widest, table_offsets[i + 1] - table_offsets[i])
-    cap = 2 * text.shape[0] + extra.shape[0] + m * (600 + 4 * widest) + 64
+    cap = 2 * text.shape[0] + extra.shape[0] + m * (700 + 5 * widest) + 64
     if into is not None and len(into) >= cap:
         out = into
     else:
@@ -638,7 +644,7 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
                 p = put_int(put(p, ',"ply":'), ply)
                 p = put_entry(put(p, ',"source":'), table, table_offsets, entries[i, 2])
             if kind[i] == K_OVER:
-                p = put_either(p, csv, ",,,,,,,,,,,,,,,\n", "}\n")
+                p = put_either(p, csv, ",,,,,,,,,,,,,,,,,,,\n", "}\n")
                 continue
             p = put_float(key(p, csv, ',"win":'), probs[i, 0], 6)      # literal keys: their
             p = put_float(key(p, csv, ',"win_gammon":'), probs[i, 1], 6)  # lengths are constants
@@ -646,6 +652,10 @@ def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
             p = put_float(key(p, csv, ',"lose_gammon":'), probs[i, 3], 6)
             p = put_float(key(p, csv, ',"lose_backgammon":'), probs[i, 4], 6)
             p = put_float(key(p, csv, ',"equity":'), equity[i], 6)
+            p = put_entry(key(p, csv, ',"valuation":'), table, table_offsets, entries[i, 4])
+            p = put_opt_float(key(p, csv, ',"cubeful_equity":'), values[i, 0], 6, csv)
+            p = put_opt_float(key(p, csv, ',"mwc":'), values[i, 1], 6, csv)
+            p = put_opt_float(key(p, csv, ',"emg":'), values[i, 2], 6, csv)
             if kind[i] == K_CHECKER:
                 p = put_bytes(put(p, ","), &extra[extra_offsets[i]],
                               extra_offsets[i + 1] - extra_offsets[i])

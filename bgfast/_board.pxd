@@ -5,3 +5,8 @@ cdef void pack_key(const uint8_t* board, uint8_t* key) noexcept nogil
 cdef int unpack_key(const uint8_t* key, uint8_t* board) noexcept nogil
 # 1 when no side has more than 15 checkers and no point is held by both sides
 cdef bint board_possible(const uint8_t* b) noexcept nogil
+# PositionClass codes of bgfast.position (OVER 0, BEAROFF 1, RACE 2, CONTACT 3):
+# a side has no checker left; contact, when a checker of one side still has an
+# opposing checker in front of it; bear-off, when both sides are home; else race
+cdef int board_class(const uint8_t* b) noexcept nogil
+cdef bint board_contact(const uint8_t* b) noexcept nogil

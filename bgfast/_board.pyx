@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Private kernels: gnubg's 10-byte position key, packed and unpacked in
-bulk, and the check that a board is possible.
+bulk, the check that a board is possible, and the position class.
 
 A board is ``uint8[2, 25]`` (row 0 = player not on roll, row 1 = player on
 roll; 0..23 = points 1..24 from that row's side, 24 = bar).  The key writes,
@@ -172,3 +172,42 @@ def first_impossible(const uint8_t[:, :, ::1] boards):
         if bad >= 0:
             return int(bad), kind, k - 1
     return None
+
+
+# ---------------------------------------------------------------------------
+# the position class (bgfast.position.PositionClass), for every kernel
+# ---------------------------------------------------------------------------
+
+cdef inline int _rearmost(const uint8_t* row) noexcept nogil:
+    """The highest slot (0..24) holding a checker of this row, or -1 for none."""
+    cdef int i = 24
+    while i >= 0 and not row[i]:
+        i -= 1
+    return i
+
+
+cdef bint board_contact(const uint8_t* b) noexcept nogil:
+    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
+    return b0 >= 0 and b1 >= 0 and b0 + b1 >= 23
+
+
+cdef int board_class(const uint8_t* b) noexcept nogil:
+    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
+    if b0 < 0 or b1 < 0:               # a side has no checker left
+        return 0
+    if b0 + b1 >= 23:
+        return 3
+    if b0 <= 5 and b1 <= 5:
+        return 1
+    return 2
+
+
+def board_classes(const uint8_t[:, :, ::1] boards):
+    """PositionClass codes ``int8[N]`` of ``uint8[N, 2, 25]`` boards."""
+    cdef Py_ssize_t n = boards.shape[0], i
+    out = np.empty(n, dtype=np.int8)
+    cdef signed char[::1] o = out
+    with nogil:
+        for i in range(n):
+            o[i] = <signed char>board_class(&boards[i, 0, 0])
+    return out

@@ -19,9 +19,8 @@ ctypedef void (*onroll_fn)(const void* ctx, const uint8_t* b, double* p) noexcep
 # wherever they are given that slot (luck, truncation, the evaluator policy).
 cdef int register_evaluator_slot(int slot, onroll_fn fn, const void* ctx) noexcept nogil
 
-# PositionClass codes of bgfast.position (OVER 0, BEAROFF 1, RACE 2, CONTACT 3)
-cdef int board_class(const uint8_t* b) noexcept nogil
-cdef bint board_contact(const uint8_t* b) noexcept nogil
+# the position class (OVER 0, BEAROFF 1, RACE 2, CONTACT 3), defined in _board
+from bgfast._board cimport board_class, board_contact
 # pubeval score of b seen from row 0 (the side that has just moved)
 cdef double pub_score(const uint8_t* b, bint contact) noexcept nogil
 cdef void cal_features(const uint8_t* b, bint contact, double* f) noexcept nogil

@@ -4,11 +4,11 @@ table lookups, 0-ply play choice.
 
 See ``bgfast.evaluate`` for the public API.  Evaluator slots: EVAL_COMPOSITE
 (finished games exactly, bear-offs from the installed tables, else the
-calibrated pubeval) and EVAL_PUBEVAL (calibrated pubeval alone); the neural
-net will take the next slot.  Policies: POLICY_PUBEVAL (the raw score,
+calibrated pubeval) and EVAL_PUBEVAL (calibrated pubeval alone); slots from
+NUM_EVALUATORS on are registered by other kernels (register_evaluator_slot).  Policies: POLICY_PUBEVAL (the raw score,
 weights of the position before the move, like pubeval and gnubg's
 pub_best_move) and POLICY_EVAL (the best cubeless equity for the mover).  The weights and the calibration
-are not in this file: ``bgfast.evaluate`` loads them from ``bgfast/data/pubeval``
+are not in this file: ``bgfast._evaluator`` loads them from ``bgfast/data/pubeval``
 at import and installs them with :func:`set_pubeval_weights` and
 :func:`set_calibration`.
 """
@@ -105,30 +105,6 @@ def calibration_features(const uint8_t[:, :, ::1] boards):
         for i in range(n):
             cal_features(&boards[i, 0, 0], board_contact(&boards[i, 0, 0]), &o[i, 0])
     return out
-
-
-cdef inline int _rearmost(const uint8_t* row) noexcept nogil:
-    """The highest slot (0..24) holding a checker of this row, or -1 for none."""
-    cdef int i = 24
-    while i >= 0 and not row[i]:
-        i -= 1
-    return i
-
-
-cdef bint board_contact(const uint8_t* b) noexcept nogil:
-    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
-    return b0 >= 0 and b1 >= 0 and b0 + b1 >= 23
-
-
-cdef int board_class(const uint8_t* b) noexcept nogil:
-    cdef int b0 = _rearmost(b), b1 = _rearmost(b + 25)
-    if b0 < 0 or b1 < 0:               # a side has no checker left
-        return 0
-    if b0 + b1 >= 23:
-        return 3
-    if b0 <= 5 and b1 <= 5:
-        return 1
-    return 2
 
 
 cdef double pub_score(const uint8_t* b, bint contact) noexcept nogil:
@@ -565,12 +541,50 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
     return counts, results
 
 
-def board_classes(const uint8_t[:, :, ::1] boards):
-    """PositionClass codes as computed by the kernels (checked against position.classify_boards)."""
-    cdef Py_ssize_t n = boards.shape[0], i
-    out = np.empty(n, dtype=np.int8)
-    cdef int8_t[::1] o = out
-    with nogil:
-        for i in range(n):
-            o[i] = <int8_t>board_class(&boards[i, 0, 0])
+
+def mover_values(const double[:, ::1] onroll, bint sort=True):
+    """The values of plays for the player who made them, from the
+    probabilities ``onroll`` (float64[n, 5]) of their results for the
+    player on roll: ``(probs float64[n, 5], equity float64[n], order
+    int64[n])`` -- the probabilities inverted, their cubeless equity and the
+    rows by equity, best first, ties in row order.  The same numbers as
+    ``bgfast.evaluate.invert``, ``equity`` and ``numpy.argsort(-equity,
+    kind="stable")`` (which sorts many plays, or NaN equities, itself);
+    without ``sort`` the order is None."""
+    cdef Py_ssize_t n = onroll.shape[0], i, j
+    cdef double e
+    cdef bint nan = False
+    probs = np.empty((n, 5), dtype=np.float64)
+    eq = np.empty(n, dtype=np.float64)
+    order = np.empty(n, dtype=np.int64)
+    cdef double[:, ::1] p = probs
+    cdef double[::1] q = eq
+    cdef int64_t[::1] o = order
+    for i in range(n):
+        invert_probs(&onroll[i, 0], &p[i, 0])
+        q[i] = probs_equity(&p[i, 0])
+        nan = nan or q[i] != q[i]
+    if not sort:
+        return probs, eq, None
+    if n > 64 or nan:
+        return probs, eq, np.argsort(-eq, kind="stable")
+    for i in range(n):                       # insertion sort: stable, fast for few plays
+        e = q[i]
+        j = i
+        while j > 0 and q[o[j - 1]] < e:
+            o[j] = o[j - 1]
+            j -= 1
+        o[j] = i
+    return probs, eq, order
+
+
+def equities(const double[:, ::1] probs):
+    """The cubeless equity of each row of probabilities ``float64[n, 5]``
+    (the numbers of ``bgfast.evaluate.equity``, without numpy's per-call
+    cost on a few rows)."""
+    cdef Py_ssize_t n = probs.shape[0], i
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] e = out
+    for i in range(n):
+        e[i] = probs_equity(&probs[i, 0])
     return out

@@ -14,6 +14,8 @@ from libc.stdint cimport uint8_t, int8_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset, memcmp
 
+from bgfast._board cimport board_possible
+
 cdef extern from "<sys/mman.h>" nogil:
     int madvise(void* addr, size_t length, int advice)
     int MADV_HUGEPAGE
@@ -499,3 +501,74 @@ def count_plays_batch(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dic
         return counts
     finally:
         movegen_free(&g)
+
+
+# The generator of the single-board entry, kept between calls (its buffers and
+# de-duplication table are reused: the table's stamps need no clearing).  Only
+# used with the GIL held, so one caller at a time; _one_busy covers a call made
+# from inside another (a finalizer run by the garbage collector while the
+# output arrays are allocated), which takes the batch path instead.
+cdef MoveGen _one
+cdef bint _one_ready = False
+cdef bint _one_busy = False
+
+
+def legal_plays_one(object board, int d1, int d2, bint with_moves=False, bint validate=True):
+    """Kernel entry for one board: ``(results uint8[n, 2, 25], moves
+    int8[n, 4, 2] or None)``, the same plays in the same order as
+    :func:`legal_plays_batch` gives for it.
+
+    ``board`` must be a C-contiguous uint8 ndarray of shape (2, 25) or
+    (1, 2, 25); for anything else, and with ``validate`` for a board that
+    is impossible (a side above 15 checkers, a point held by both sides),
+    returns None and the caller takes the batch path, which reports the
+    error.  Dice outside 1..6 raise ValueError (callers check them first).
+    """
+    global _one_ready, _one_busy
+    cdef cnp.ndarray arr
+    cdef cnp.npy_intp dims[3]
+    cdef Py_ssize_t n
+    cdef const uint8_t* b
+    if not cnp.PyArray_Check(board):
+        return None
+    arr = <cnp.ndarray>board
+    if (cnp.PyArray_TYPE(arr) != cnp.NPY_UINT8 or not cnp.PyArray_IS_C_CONTIGUOUS(arr)
+            or cnp.PyArray_SIZE(arr) != 50
+            or not (cnp.PyArray_NDIM(arr) == 2 and cnp.PyArray_DIM(arr, 0) == 2
+                    or cnp.PyArray_NDIM(arr) == 3 and cnp.PyArray_DIM(arr, 0) == 1
+                    and cnp.PyArray_DIM(arr, 1) == 2)):
+        return None
+    b = <const uint8_t*>cnp.PyArray_DATA(arr)
+    if validate and not board_possible(b):
+        return None
+    if _one_busy:
+        return None
+    if not _one_ready:
+        if movegen_init(&_one, 256, 1) != 0:
+            raise MemoryError()
+        _one_ready = True
+    _one_busy = True
+    try:
+        _one.n = 0
+        n = movegen_plays(&_one, b, d1, d2)
+        if n == MG_ERR_DICE:
+            raise ValueError(f"dice ({d1}, {d2}) outside 1..6")
+        if n < 0:
+            raise MemoryError() if n == ERR_MEMORY else RuntimeError(
+                "more plays than the generator allows")
+        dims[0] = n
+        dims[1] = 2
+        dims[2] = 25
+        results = cnp.PyArray_EMPTY(3, dims, cnp.NPY_UINT8, 0)
+        if n:
+            memcpy(cnp.PyArray_DATA(results), _one.out, n * 50)
+        moves = None
+        if with_moves:
+            dims[1] = 4
+            dims[2] = 2
+            moves = cnp.PyArray_EMPTY(3, dims, cnp.NPY_INT8, 0)
+            if n:
+                memcpy(cnp.PyArray_DATA(moves), _one.moves, n * 8)
+        return results, moves
+    finally:
+        _one_busy = False

@@ -33,8 +33,7 @@ import os
 import socket
 import sys
 
-from ._workers import WorkerError
-from .errors import BgfastError
+from .errors import BgfastError, WorkerError
 
 __all__ = ["connect", "ClusterError", "CONNECT_TIMEOUT", "resolve_address", "ADDRESS_HELP",
            "JOBS_HELP", "cluster_cpus", "tasks_in_flight", "NodeTally", "tagged",

@@ -49,6 +49,8 @@ import sys
 from collections import deque
 from typing import Callable, Iterable, Iterator
 
+from .errors import WorkerError
+
 __all__ = ["ordered_map", "WorkerError", "DEPTH", "OUT_BYTES", "IN_BYTES"]
 
 #: Blocks queued at each worker (one being worked on, the rest waiting in
@@ -63,10 +65,6 @@ _HEAD = struct.Struct("<q")
 
 #: True in a forked worker: maps there run in the worker itself.
 _IN_WORKER = False
-
-
-class WorkerError(RuntimeError):
-    """A worker process died, or its failure could not be sent back."""
 
 
 def cores() -> int:

@@ -28,11 +28,18 @@ characters of them; a line longer than :data:`bgfast._files.MAX_LINE`
 characters, or with bytes that are not UTF-8 (read them with
 ``errors="surrogateescape"``), is such a bad line.
 
+Checker plays are ranked at each line's cube and score (cubeful equity for
+money, MWC and EMG at a match; :func:`bgfast.evaluate.rank_plays_batch`
+with the line's :class:`bgfast.cube.CubeContext`), cube decisions above 0
+plies come from the n-ply cubeful search; ``AnalysisSettings(cubeless=True)``
+(``--cubeless``) gives the cubeless analysis.
+
 A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
 kernels scan the lines and write the rows, one batch evaluation, the cube
-decisions of the block by :mod:`bgfast.cube`'s kernel in one go); lines of other
-forms, bad lines and rollouts take the one-record path
-(:func:`analyze_record`), which gives the same rows.
+decisions of the block by :mod:`bgfast.cube`'s kernel in one go, the plays
+of every checker row ranked in one call); lines of other forms, bad lines
+and rollouts take the one-record path (:func:`analyze_record`), which gives
+the same rows.
 """
 from __future__ import annotations
 
@@ -54,7 +61,7 @@ import numpy as np
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import cores, ordered_map
 from .errors import BgfastError, InvalidRecordError
-from .cube import CubeContext
+from .cube import ACTIONS, CubeContext, ContextColumn, decide_cube
 from .formats import MatchState, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
 
@@ -124,12 +131,15 @@ def read_records(lines: Iterable[str], start_after: int = 0) -> Iterator[tuple[i
 # analysing one record
 # ---------------------------------------------------------------------------
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+from .evaluate import PROB_NAMES  # noqa: E402  (the order of the probability columns)
 ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips_on_roll",
                "pips_opponent", "epc_on_roll", "epc_opponent", "source", "ply"]
               + list(PROB_NAMES)
-              + ["equity", "best_play", "best_equity", "plays", "cube_action", "no_double",
-                 "double_take", "double_pass", "take_point", "error"])
+              + ["equity", "valuation", "cubeful_equity", "mwc", "emg", "best_play",
+                 "best_equity", "plays", "cube_action", "no_double", "double_take",
+                 "double_pass", "take_point", "error"])
+#: The fields of a row's cubeful value (:func:`_value_fields`).
+VALUE_FIELDS = ("cubeful_equity", "mwc", "emg")
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,7 @@ class AnalysisSettings:
     evaluator: str = "net"
     rollout_games: int = 0             # > 0: add a per-position rollout
     seed: int = 1
+    cubeless: bool = False             # cubeless plays; Janowski on the n-ply probabilities
 
 
 def _epc_array(boards: np.ndarray) -> np.ndarray:
@@ -177,49 +188,62 @@ def _epcs(boards: np.ndarray) -> list:
     return [[None if v != v else v for v in pair] for pair in _epc_array(boards).tolist()]
 
 
-def _probabilities(positions: list, settings: AnalysisSettings):
-    """Probabilities of many positions in one batch: exact from the two-sided
-    bear-off table where it covers a position, else the evaluator at the
-    chosen ply.  Returns [(probs, source, probe result or None)]."""
-    from . import bearoff
-    from .evaluate import evaluate_ply
-
-    out = [None] * len(positions)
-    rest = []
-    for i, pos in enumerate(positions):
-        if pos.classify() == PositionClass.BEAROFF:
-            hit = bearoff.get(pos)
-            if hit is not None:
-                out[i] = (np.asarray(hit.probs, dtype=float), "exact", hit)
-                continue
-        if pos.classify() != PositionClass.OVER:
-            rest.append(i)
-    if rest:
-        boards = np.stack([positions[i].board for i in rest])
-        probs = evaluate_ply(boards, settings.ply, settings.evaluator)
-        for i, p in zip(rest, probs):
-            out[i] = (p, settings.evaluator, None)
-    return out
+def _searched(settings: AnalysisSettings, classes) -> np.ndarray:
+    """Which cube rows of ``classes`` are decided by the n-ply cubeful
+    search (:func:`bgfast.evaluate.evaluate_cube_batch`): above 0 plies,
+    unless cubeless, outside the bear-off tables (decided from their exact
+    values); the others by Janowski's model on their probabilities."""
+    return (np.asarray(classes) != PositionClass.BEAROFF) & (settings.ply > 0
+                                                            and not settings.cubeless)
 
 
-def decide_cube(pos: Position, ctx: CubeContext, probs, exact=None):
-    """The :class:`bgfast.cube.CubeDecision` of the player on roll in ``pos``
-    at ``ctx`` from its cubeless ``probs`` (``exact``: a two-sided bear-off
-    probe result, whose exact cubeful money equities replace Janowski's)."""
-    from .cube import cube_decision
+def _cube_decision(pos: Position, cube, settings: AnalysisSettings, got=None):
+    """The :class:`bgfast.cube.CubeDecision` of the player on roll in
+    ``pos`` at the cube context ``cube``: by the cubeful search where
+    :func:`_searched`, else Janowski's model on its probabilities (``got``:
+    its :class:`bgfast.evaluate.SourcedProbabilities`, when known)."""
+    from .evaluate import evaluate_cube, sourced_probabilities
 
-    exact_money = None
-    if exact is not None and exact.cubeful_no_double is not None and not ctx.rules.jacoby:
-        nd = exact.cubeful_no_double
-        exact_money = (nd["centred"], nd["owned"], nd["opponent_owned"])
-    return cube_decision(probs, **ctx.decision_args(), position=pos, exact_money=exact_money)
+    if _searched(settings, pos.classify()):
+        return evaluate_cube(pos, cube, plies=settings.ply, evaluator=settings.evaluator)
+    if got is None:
+        got = sourced_probabilities(pos.board[None], settings.ply, settings.evaluator)
+    return decide_cube(pos, cube, got.probs[0], got.exact_money[0])
 
 
-def _cube_fields(pos: Position, ctx: CubeContext, probs, exact) -> dict:
-    """The cube decision of ``pos`` at ``ctx`` as row fields: action, the
-    three equities and the take point."""
-    dec = decide_cube(pos, ctx, probs, exact)
-    return {"cube_action": dec.action_text,
+def _decision_values(nd, dt, dp, action, beaver, mwc_nd, mwc_dt, mwc_dp):
+    """``(equity, mwc)`` arrays: the value of cube decisions to the player on
+    roll after his proper action (no double, or the taker's answer to the
+    double, a beaver counted), as equity per unit cube (a match's EMG) and
+    MWC (NaN for money)."""
+    doubles = np.array([a.doubles for a in ACTIONS])[np.asarray(action, dtype=np.int64)]
+    take = np.where(beaver, 2.0 * dt, dt)
+    eq = np.where(doubles, np.minimum(take, dp), nd)
+    mwc = np.where(doubles, np.minimum(mwc_dt, mwc_dp), mwc_nd)
+    return eq, mwc
+
+
+def _value_fields(money: bool, equity, mwc) -> dict:
+    """The cubeful value fields of a row (:data:`VALUE_FIELDS`): money, its
+    cubeful equity per unit cube; a match, its MWC and EMG; None where not
+    given."""
+    def r(v):
+        return None if v is None or v != v else round(float(v), 6)
+
+    if money:
+        return {"cubeful_equity": r(equity), "mwc": None, "emg": None}
+    return {"cubeful_equity": None, "mwc": r(mwc), "emg": r(equity)}
+
+
+def _cube_fields(dec) -> dict:
+    """A cube decision as row fields: its value after the proper action,
+    the action, the three equities and the take point."""
+    money = dec.match is None
+    eq, mwc = _decision_values(dec.no_double, dec.double_take, dec.double_pass,
+                               ACTIONS.index(dec.action), dec.beaver,
+                               *(np.nan if v is None else v for v in
+                                 (dec.mwc_no_double, dec.mwc_double_take, dec.mwc_double_pass)))
+    return {**_value_fields(money, eq, mwc), "cube_action": dec.action_text,
             "no_double": round(float(dec.no_double), 6),
             "double_take": round(float(dec.double_take), 6),
             "double_pass": round(float(dec.double_pass), 6),
@@ -227,27 +251,42 @@ def _cube_fields(pos: Position, ctx: CubeContext, probs, exact) -> dict:
                            else round(float(dec.take_point_live), 6))}
 
 
-def _play_fields(ranked, top: int) -> dict:
-    """The checker-play fields of a row from its ranked plays, best first."""
+def _play_fields(ranked, top: int, cubeful: bool, money: bool) -> dict:
+    """The checker-play fields of a row from its ranked plays, best first:
+    the best play's cubeful value (when ``cubeful``), its notation and
+    cubeless equity, and the listed plays with their cubeless equity, their
+    cubeful value (money: ``cubeful_equity``; a match: ``mwc`` and ``emg``)
+    and their loss against the best in the value they are ranked by."""
+    out = dict.fromkeys(VALUE_FIELDS)
+    if cubeful and ranked:
+        out = _value_fields(money, ranked[0].cubeful, ranked[0].mwc)
     if not ranked:
-        return {"best_play": "", "plays": []}
-    best = ranked[0].equity
-    return {"best_play": ranked[0].play.notation, "best_equity": round(best, 6),
-            "plays": [{"play": r.play.notation, "equity": round(r.equity, 6),
-                       "loss": round(best - r.equity, 6)} for r in ranked[:top]]}
+        return {**out, "best_play": "", "plays": []}
+    best = ranked[0].value
+    plays = []
+    for r in ranked[:top]:
+        p = {"play": r.play.notation, "equity": round(r.equity, 6)}
+        if cubeful and money:
+            p["cubeful_equity"] = round(r.cubeful, 6)
+        elif cubeful:
+            p["mwc"], p["emg"] = round(r.mwc, 6), round(r.cubeful, 6)
+        p["loss"] = round(best - r.value, 6)
+        plays.append(p)
+    return {**out, "best_play": ranked[0].play.notation,
+            "best_equity": round(ranked[0].equity, 6), "plays": plays}
 
 
-def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
-                   ranked=None, epcs=None) -> dict:
-    """The output row for one record (``evaluation``: its entry of
-    :func:`_probabilities`, ``ranked``: its top plays, ``epcs``: its EPCs,
-    when the caller worked on a batch)."""
-    from .evaluate import equity, rank_plays
+def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
+    """The output row for one record: its probabilities (exact in
+    bear-offs, else the evaluator at the ply: :func:`bgfast.evaluate.sourced_probabilities`),
+    then its plays ranked at its cube and score (cubeless with
+    ``settings.cubeless``) or its cube decision."""
+    from .evaluate import equity, rank_plays, sourced_probabilities
 
     pos = rec.position
     cls = pos.classify()
     pips = pos.pip_count()
-    epc_me, epc_opp = epcs if epcs is not None else _epcs(pos.board[None])[0]
+    epc_me, epc_opp = _epcs(pos.board[None])[0]
     row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
            "context": rec.context.label,
            "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
@@ -256,17 +295,29 @@ def analyze_record(rec: Record, settings: AnalysisSettings, evaluation=None,
     if cls == PositionClass.OVER:
         row["source"] = "over"
         return row
-    probs, source, exact = evaluation or _probabilities([pos], settings)[0]
+    cube = None if settings.cubeless else rec.context
+    dec = None
+    if rec.dice or not _searched(settings, cls):
+        got = sourced_probabilities(pos.board[None], settings.ply, settings.evaluator)
+        probs, source = got.probs[0], got.source(0, settings.evaluator)
+    if not rec.dice:
+        dec = _cube_decision(pos, rec.context, settings, None if _searched(settings, cls) else got)
+        if _searched(settings, cls):
+            probs, source = np.asarray(dec.probs), settings.evaluator
     row["source"] = source
     row.update({k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs)})
     row["equity"] = round(float(equity(probs)), 6)
+    row["valuation"] = "cubeless" if settings.cubeless else "cubeful"
     if rec.dice:
-        if ranked is None:
-            ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
-                                evaluator=settings.evaluator)[:max(1, settings.top)]
-        row.update(_play_fields(ranked, settings.top))
+        ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
+                            evaluator=settings.evaluator, cube=cube)[:max(1, settings.top)]
+        row.update(_play_fields(ranked, settings.top, cube is not None,
+                                cube is None or cube.is_money))
     else:
-        row.update(_cube_fields(pos, rec.context, probs, exact))
+        fields = _cube_fields(dec)
+        if settings.cubeless:
+            fields.update(dict.fromkeys(VALUE_FIELDS))
+        row.update(fields)
     if settings.rollout_games > 0:
         from .rollout import rollout
 
@@ -310,46 +361,6 @@ def _match_entry(token: str):
             _MATCH_IDS.clear()
         _MATCH_IDS[token] = hit
     return hit
-
-
-def _evaluate_chunk(boards: np.ndarray, classes: np.ndarray, settings: AnalysisSettings):
-    """:func:`_probabilities` of many boards in arrays: ``(probs float64[n,
-    5], exact bool[n], cubeful no-double money equities float64[n, 3], NaN
-    where the two-sided table has none)``; finished games get NaN probs."""
-    from . import bearoff
-    from .evaluate import evaluate_ply, get_evaluator
-
-    n = len(boards)
-    nd = np.full((n, 3), np.nan)
-    exact = classes == PositionClass.BEAROFF
-    over = classes == PositionClass.OVER
-    rows = np.flatnonzero(~exact & ~over)
-    ev = get_evaluator(settings.evaluator)
-    if (settings.ply == 0 and rows.size >= n - n // 8 and not over.any()
-            and (rows.size == n or ev.covers(boards[exact]).all())):
-        # nearly every board is for the evaluator, which covers the others
-        # too: it takes them all in place (no gather, no scatter); the
-        # bear-offs get their exact values below
-        probs = np.array(ev.evaluate_batch(boards), dtype=np.float64, copy=None)
-    else:
-        probs = np.full((n, 5), np.nan)
-        if rows.size:
-            live = boards[rows]
-            if settings.ply == 0:          # evaluate_ply's 0-ply step, without its second check
-                probs[rows] = ev.evaluate_batch(live)
-            else:
-                probs[rows] = evaluate_ply(live, settings.ply, settings.evaluator)
-    rows = np.flatnonzero(exact)
-    if rows.size:
-        two = bearoff.default_two_sided().probe_batch(boards[rows])
-        inside = two["inside"]
-        probs[rows[inside]] = two["probs"][inside]
-        if "cubeful_no_double" in two:
-            nd[rows[inside]] = two["cubeful_no_double"][inside]
-        rest = rows[~inside]
-        if rest.size:
-            probs[rest] = bearoff.default_one_sided().probe_batch(boards[rest])["probs"]
-    return probs, exact, nd
 
 
 class _Table:
@@ -421,16 +432,19 @@ def _action_texts() -> tuple:
     return tuple(tuple(a.text(redouble) for a in ACTIONS) for redouble in (False, True))
 
 
-def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action) -> np.ndarray:
+def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_action,
+                  searched=None) -> tuple[np.ndarray, np.ndarray]:
     """The cube decisions of ``rows`` (``ctx``: their indices into
     ``contexts``) into the formatter's columns (``out_cube`` float64[m,
-    10]: when ``rows`` are every row, in order, the kernel writes its ten
-    value columns there; otherwise the first four, those the formatter
-    reads, are copied to ``rows``), money and match rows in one kernel
-    call, each at its own score, cube and rules.  Returns the rows whose
-    probabilities are not possible (for the one-record path, which names
-    the error)."""
-    from .cube import _OWNER_CODES, ContextColumn, _checked, _context_decisions
+    10], the kernel's value columns: when ``rows`` are every row, in order,
+    the kernel writes there; otherwise they are copied to ``rows``), money
+    and match rows in one kernel call, each at its own score, cube and
+    rules.  ``searched``: ``(bool[len(rows)], CubefulValues)``, the rows
+    whose no double, double/take, double/pass and action the cubeful search
+    gave (their take points are Janowski's on its probabilities).  Returns
+    ``(the rows whose probabilities are not possible, for the one-record
+    path, which names the error; the beaver flag of every row)``."""
+    from .cube import _OWNER_CODES, _checked, _context_decisions
     from .met import get_table
 
     params = np.array([c.kernel_row() for c in contexts], dtype=np.int64)
@@ -454,10 +468,30 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
                              out_cube if whole else None)
     at = slice(None) if whole else rows
     if not whole:
-        for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point_live")):
-            out_cube[rows, j] = res[name]
-    out_action[at] = np.take(labels, ctx.astype(np.int64) * texts.shape[1] + res["action"])
-    return bad
+        out_cube[rows] = np.stack([res[name] for name in _k_decision_columns()], axis=1)
+    act, beaver = res["action"].copy(), res["beaver"].copy()
+    if searched is not None:
+        mask = searched[0]
+        got = (np.cumsum(mask) - 1)[ok][mask[ok]]        # into the search's arrays
+        take = np.flatnonzero(mask[ok])
+        vals = searched[1]
+        for j, name in ((0, "no_double"), (1, "double_take"), (2, "double_pass"),
+                        (6, "mwc_no_double"), (7, "mwc_double_take"), (8, "mwc_double_pass")):
+            out_cube[rows[take], j] = getattr(vals, name)[got]
+        act[take] = vals.action[got]
+        beaver[take] = vals.beaver[got]
+    out_action[at] = np.take(labels, ctx.astype(np.int64) * texts.shape[1] + act)
+    codes = np.zeros(len(probs), dtype=np.int8)
+    flags = np.zeros(len(probs), dtype=bool)
+    codes[rows], flags[rows] = act, beaver
+    return bad, codes, flags
+
+
+@functools.cache
+def _k_decision_columns() -> tuple:
+    from . import _cube
+
+    return _cube.DECISION_COLUMNS
 
 
 def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
@@ -465,11 +499,12 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     UTF-8 text, rows, error rows); the text is written into the buffer
     ``into`` where it fits (then a memoryview of it).  The common line
     forms are analysed in arrays (one scan, one evaluation, the cube
-    decisions of every cube row in one kernel call, the rows written by the
-    kernel); other lines, bad lines and rollouts take the one-record path,
-    with the same rows."""
+    decisions of every cube row in one kernel call -- above 0 plies one
+    cubeful search --, every checker row's plays ranked in one batch at
+    its cube and score, the rows written by the kernel); other lines, bad
+    lines and rollouts take the one-record path, with the same rows."""
     from . import _analyze as k
-    from .evaluate import equity
+    from .evaluate import equity, sourced_probabilities
 
     settings, fmt = job
     first, lines = chunk
@@ -511,25 +546,9 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         if idice.any():                                       # the roll a Match ID gives
             roll = (dice[:, 0] == 0) & (tok >= 0)
             dice[roll] = idice[tok[roll]]
+    cubeful = not settings.cubeless
     fast = np.flatnonzero(status == 0)
     classes, pips = sc["classes"], sc["pips"]
-    probs = np.zeros((m, 5))
-    nd = np.full((m, 3), np.nan)
-    exact = np.zeros(m, dtype=bool)
-    live = fast[classes[fast] != PositionClass.OVER]
-    if live.size == m:                     # every line read here and none finished: no copies
-        probs, exact, nd = _evaluate_chunk(boards, classes, settings)
-    else:
-        probs[live], exact[live], nd[live] = _evaluate_chunk(boards[live], classes[live], settings)
-    table = _Table(fmt)
-    entries = np.zeros((m, 4), dtype=np.int32)
-    class_codes = np.asarray([table(c.name.lower()) for c in PositionClass], dtype=np.int32)
-    entries[:, 1] = class_codes[classes]
-    sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
-    entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
-                             np.where(exact, sources[1], sources[0]))
-    ctx_codes = np.asarray([table(c.label) for c in contexts], dtype=np.int32)
-    entries[:, 0] = ctx_codes[ctx]
     every = fast.size == m                 # every line read here: whole columns, no copies
     if every:
         kind = np.where(classes == PositionClass.OVER, k.OVER,
@@ -538,7 +557,41 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         kind = np.full(m, k.VERBATIM, dtype=np.int8)
         kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
                               np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
+    # the cube rows the cubeful search decides, with its probabilities
+    search = (kind == k.CUBE) & _searched(settings, classes)
+    probs = np.zeros((m, 5))
+    nd = np.full((m, 3), np.nan)
+    exact = np.zeros(m, dtype=bool)
+    live = np.flatnonzero((kind != k.VERBATIM) & (kind != k.OVER) & ~search)
+    if live.size == m:                     # every line read here and none finished: no copies
+        got = sourced_probabilities(boards, settings.ply, settings.evaluator, classes)
+        probs, exact, nd = got.probs, got.exact, got.exact_money
+    elif live.size:
+        got = sourced_probabilities(boards[live], settings.ply, settings.evaluator, classes[live])
+        probs[live], exact[live], nd[live] = got.probs, got.exact, got.exact_money
+    searched = None
+    srows = np.flatnonzero(search)
+    if srows.size:
+        from .cube import cubeful_values
+        from .evaluate import _cubeful_table, get_evaluator
+
+        vals = cubeful_values(get_evaluator(settings.evaluator), boards[srows],
+                              [contexts[c] for c in ctx[srows].tolist()],
+                              settings.ply, table=_cubeful_table())
+        probs[srows] = vals.probs
+        searched = (srows, vals)
+    table = _Table(fmt)
+    entries = np.zeros((m, 5), dtype=np.int32)
+    class_codes = np.asarray([table(c.name.lower()) for c in PositionClass], dtype=np.int32)
+    entries[:, 1] = class_codes[classes]
+    sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
+    entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
+                             np.where(exact, sources[1], sources[0]))
+    ctx_codes = np.asarray([table(c.label) for c in contexts], dtype=np.int32)
+    entries[:, 0] = ctx_codes[ctx]
+    entries[:, 4] = table("cubeful" if cubeful else "cubeless")
     cube = np.full((m, 10), np.nan)
+    values = np.full((m, 3), np.nan)             # the rows' VALUE_FIELDS
     extra = {}
     cube_rows = np.flatnonzero(kind == k.CUBE)
     action = np.zeros(m, dtype=np.int32)
@@ -549,13 +602,34 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
             eff, cube_ctx = cube_efficiencies(classes, pips[:, 0]), ctx
         else:
             eff, cube_ctx = cube_efficiencies(classes[cube_rows], pips[cube_rows, 0]), ctx[cube_rows]
-        bad = _cube_columns(cube_rows, cube_ctx, contexts, probs, eff, nd, table, cube, action)
+        if searched is not None:
+            searched = (search[cube_rows], searched[1])
+        bad, codes, beaver = _cube_columns(cube_rows, cube_ctx, contexts, probs, eff, nd, table,
+                                           cube, action, searched)
         kind[bad] = k.VERBATIM                    # the one-record path names the error
+        if cubeful:
+            good = cube_rows[kind[cube_rows] == k.CUBE]
+            c = cube[good]
+            eq, mwc = _decision_values(c[:, 0], c[:, 1], c[:, 2],
+                                       codes[good], beaver[good],
+                                       c[:, 6], c[:, 7], c[:, 8])
+            _put_values(values, good, eq, mwc)
     entries[:, 3] = action
     play_rows = np.flatnonzero(kind == k.CHECKER)
     if play_rows.size:
-        extra.update(zip(play_rows.tolist(), _plays_texts(boards[play_rows], dice[play_rows],
-                                                          settings, fmt)))
+        cubes = None
+        if cubeful:
+            cubes = [contexts[c] for c in ctx[play_rows].tolist()]
+        try:
+            texts, best = _plays_texts(boards[play_rows], dice[play_rows], settings, fmt, cubes)
+        except BgfastError:
+            # an evaluator's inconsistent probabilities: the one-record
+            # path finds the rows they belong to, and names the error
+            kind[play_rows] = k.VERBATIM
+        else:
+            extra.update(zip(play_rows.tolist(), texts))
+            if cubeful:
+                _put_values(values, play_rows, best[:, 0], best[:, 1])
     errors = 0
     for i in np.flatnonzero(kind == k.VERBATIM).tolist():
         line_text = sc["other"].get(i)
@@ -573,23 +647,34 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
     tbytes, toffs = table.arrays()
     out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
                         offs, entries, tbytes, toffs, dice, pips, epc,
-                        settings.ply, probs, equity(probs), cube, ebytes, eoffs, into)
+                        settings.ply, probs, equity(probs), cube, values, ebytes, eoffs, into)
     return out, m, errors
 
 
+def _put_values(values: np.ndarray, rows: np.ndarray, eq: np.ndarray, mwc: np.ndarray) -> None:
+    """The :data:`VALUE_FIELDS` of ``rows`` into ``values`` from their
+    cubeful equity (a match's EMG) and MWC (NaN: money)."""
+    money = np.isnan(mwc)
+    values[rows, 0] = np.where(money, eq, np.nan)
+    values[rows, 1] = mwc
+    values[rows, 2] = np.where(money, np.nan, eq)
+
+
 def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSettings,
-                 fmt: str) -> list[str]:
+                 fmt: str, cubes=None) -> tuple[list[str], np.ndarray]:
     """The checker-play parts of many rows (the JSON members, or the three
     CSV fields, that :func:`format_row` writes of :func:`_play_fields` of
-    each board's ranked plays): one ranking of every board's plays, the
-    notation of the listed plays in one call, the equities written by the
-    row writer's float writer."""
+    each board's ranked plays), and the best play's ``(cubeful value, MWC)``
+    ``float64[n, 2]`` of each (NaN: none, or money for the MWC): one ranking
+    of every board's plays (at the cube contexts ``cubes``, one per board,
+    or cubeless), the notation of the listed plays in one call, the values
+    written by the row writer's float writer."""
     from . import _analyze
     from .evaluate import rank_plays_batch
     from .formats import _play_names
 
     batch = rank_plays_batch(boards, dice.astype(np.int64), plies=settings.ply,
-                             evaluator=settings.evaluator)
+                             evaluator=settings.evaluator, cube=cubes)
     counts = np.diff(batch.offsets)
     k = np.minimum(counts, max(1, settings.top))        # the plays named: the best one at least
     first = np.cumsum(k) - k
@@ -597,28 +682,45 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
     sel = batch.order[np.repeat(batch.offsets[:-1], k) + np.arange(k.sum()) - np.repeat(first, k)]
     names = _play_names(boards[board_of, 0], batch.moves[sel])
     eq = batch.equity[sel]
-    loss = np.repeat(eq[first[k > 0]], k[k > 0]) - eq    # against each board's best
+    value = eq if cubes is None else batch.cubeful[sel]
+    mwc = (np.full(len(sel), np.nan) if cubes is None or batch.mwc is None
+           else batch.mwc[sel])
+    has = k > 0
+    loss = np.repeat(value[first[has]], k[has]) - value    # against each board's best
+    best = np.full((len(k), 2), np.nan)
+    if cubes is not None:
+        best[has, 0], best[has, 1] = value[first[has]], mwc[first[has]]
     listed = min(max(settings.top, 0), int(k.max(initial=0)))
     out = []
     if fmt == "jsonl":
         eqs, losses = _json_floats(eq), _json_floats(loss)
+        # each listed play's "equity" and cubeful members, in one pass
+        mid = eqs
+        if cubes is not None:
+            money = np.repeat([c.is_money for c in cubes], k)
+            vals = _json_floats(value)
+            # (NaN, money plays' MWC, is never written)
+            mwcs = vals if money.all() else _json_floats(np.nan_to_num(mwc))
+            money = money.tolist()
+            mid = [f'{e},"cubeful_equity":{v}' if mo else f'{e},"mwc":{w},"emg":{v}'
+                   for e, v, w, mo in zip(eqs, vals, mwcs, money)]
         for j, n in zip(first.tolist(), k.tolist()):
             if not n:
                 out.append('"best_play":"","plays":[]')
                 continue
-            plays = ",".join(f'{{"play":"{names[i]}","equity":{eqs[i]},"loss":{losses[i]}}}'
+            plays = ",".join(f'{{"play":"{names[i]}","equity":{mid[i]},"loss":{losses[i]}}}'
                              for i in range(j, j + min(n, listed)))
             out.append(f'"best_play":"{names[j]}","best_equity":{eqs[j]},"plays":[{plays}]')
-        return out
+        return out, best
     eqs = _analyze.float_texts(eq)
     for j, n in zip(first.tolist(), k.tolist()):
         if not n:
             out.append(",,")
             continue
         plays = _csv_plays((names[i], round(e, 6)) for i, e in
-                           zip(range(j, j + min(n, listed)), eq[j:j + min(n, listed)].tolist()))
+                           zip(range(j, j + min(n, listed)), value[j:j + min(n, listed)].tolist()))
         out.append(f"{_csv_text(names[j])},{eqs[j]},{_csv_text(plays)}")
-    return out
+    return out, best
 
 
 # ---------------------------------------------------------------------------
@@ -633,8 +735,9 @@ def _csv_plays(plays) -> str:
 def _csv_value(key, value):
     if value is None:
         return ""
-    if key == "plays":
-        return _csv_plays((p["play"], p["equity"]) for p in value)
+    if key == "plays":           # each play's value as it is ranked
+        return _csv_plays((p["play"], p.get("emg", p.get("cubeful_equity", p["equity"])))
+                          for p in value)
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"))
     return value
@@ -658,7 +761,10 @@ def csv_header() -> str:
 RUN_RECORD = ".resume.json"
 #: The command-line options of the settings a resume must match.
 _OPTIONS = {"format": "--format", "ply": "--ply", "top": "--top", "evaluator": "--evaluator",
-            "rollout_games": "--rollout", "seed": "--seed"}
+            "rollout_games": "--rollout", "seed": "--seed", "cubeless": "--cubeless"}
+#: Settings a run record may lack, with the value its run had (records
+#: written before cubeful analysis: cubeless runs).
+_DEFAULTS = {"cubeless": True}
 _JSON_ROW = re.compile(rb'\{"line":([0-9]+)[,}]')
 _CSV_ROW = re.compile(rb"([0-9]+),")
 
@@ -692,17 +798,22 @@ def _read_run_record(output: str) -> dict | None:
     if (not isinstance(record, dict) or record.get("bgfast") != "analyze run"
             or not isinstance(record.get("lines"), int) or record["lines"] < 0
             or not isinstance(record.get("sha256"), str)
-            or any(k not in record for k in _OPTIONS)):
+            or any(k not in record and k not in _DEFAULTS for k in _OPTIONS)):
         raise InvalidRecordError(f"cannot resume {output}: {path} is not a bgfast run record")
     return record
 
 
 def _check_settings(output: str, record: dict, fmt: str, settings: AnalysisSettings) -> None:
     for key, value in _run_settings(fmt, settings).items():
-        if record.get(key) != value:
+        was = record.get(key, _DEFAULTS.get(key))
+        if was != value:
             option = _OPTIONS.get(key, key)
+            if isinstance(value, bool):            # a flag: with it or without it
+                raise InvalidRecordError(
+                    f"cannot resume {output}: it was written {'with' if was else 'without'} "
+                    f"{option}, and this run is {'with' if value else 'without'} it")
             raise InvalidRecordError(f"cannot resume {output}: it was written with {option} "
-                                     f"{record.get(key)}, not {option} {value}")
+                                     f"{was}, not {option} {value}")
 
 
 def resume_point(path: str, fmt: str) -> int:
@@ -1022,8 +1133,11 @@ def html_report(rows: Iterable[dict], *, title: str = "bgfast analysis", limit: 
 
 #: Equity-loss thresholds (per unit cube, or normalised match equity), as gnubg's defaults.
 THRESHOLDS = (("blunder", 0.16), ("error", 0.08), ("doubtful", 0.04))
+#: gnubg's close cube decision: doubling costs less than this (it counts in the error rates).
+CLOSE_CUBE = 0.16
 MATCH_FIELDS = ["game", "decision", "player", "name", "kind", "position_id", "match_id", "dice",
-                "played", "best", "equity_played", "equity_best", "loss", "flag"]
+                "valuation", "played", "best", "equity_played", "equity_best", "loss", "mwc_loss",
+                "close", "flag", "luck"]
 
 
 def flag_of(loss: float) -> str:
@@ -1033,14 +1147,69 @@ def flag_of(loss: float) -> str:
     return ""
 
 
-def _cube_numbers(pos: Position, ctx: CubeContext, settings: AnalysisSettings):
-    probs, _source, exact = _probabilities([pos], settings)[0]
-    c = _cube_fields(pos, ctx, probs, exact)
-    return c["no_double"], c["double_take"], c["double_pass"], c["cube_action"]
+def _cube_values(dec) -> dict:
+    """A cube decision's values for the match analysis, each ``(equity,
+    MWC)`` to the player on roll (equities per unit cube, a match's EMG;
+    MWC None for money): ``no_double``, ``double`` (the taker's better
+    answer, a beaver counted), ``take``, ``pass``, ``best`` (the proper
+    action's), and ``close`` (doubling costs less than :data:`CLOSE_CUBE`)."""
+    def mwc(v):
+        return None if v is None else float(v)
+
+    take = dec.double_beaver if dec.beaver else dec.double_take
+    out = {"no_double": (dec.no_double, mwc(dec.mwc_no_double)),
+           "take": (take, mwc(dec.mwc_double_take)),
+           "pass": (dec.double_pass, mwc(dec.mwc_double_pass))}
+    out["double"] = min(out["take"], out["pass"], key=lambda v: v[0])
+    out["best"] = out["double"] if dec.action.doubles else out["no_double"]
+    out["close"] = dec.best_equity - min(take, dec.double_pass) < CLOSE_CUBE
+    return out
+
+
+def _loss(played, best, flip: bool = False) -> tuple:
+    """``(equity loss, MWC loss or None)`` of ``played`` against ``best``
+    (each ``(equity, MWC)``; ``flip``: values of the other side)."""
+    sign = -1.0 if flip else 1.0
+    eq = max(0.0, sign * (best[0] - played[0]))
+    mwc = None if best[1] is None else max(0.0, sign * (best[1] - played[1]))
+    return eq, mwc
+
+
+def _luck(pos: Position, dice, cube, settings: AnalysisSettings, first: bool) -> float:
+    """The luck of rolling ``dice`` in ``pos``, at 0 plies, as gnubg
+    measures it: the value to the mover (cubeful at ``cube``, or cubeless
+    with None) of the roll's best play minus its average over the rolls
+    (the 15 rolls that are not doubles for the ``first`` move of a game,
+    the 21 otherwise; a roll that cannot be played: the position with the
+    turn passed)."""
+    from .evaluate import cubeful_equity, equity, get_evaluator, rank_plays_batch
+    from .movegen import ALL_ROLLS, ROLL_WEIGHTS
+
+    n = len(ALL_ROLLS)
+    batch = rank_plays_batch(np.repeat(pos.board[None], n, axis=0), ALL_ROLLS, plies=0,
+                             evaluator=settings.evaluator, cube=cube)
+    value = batch.equity if cube is None else batch.cubeful
+    counts = np.diff(batch.offsets)
+    best = np.empty(n)
+    has = counts > 0
+    best[has] = value[batch.order[batch.offsets[:-1][has]]]
+    if not has.all():                              # the turn passes: minus the opponent's value
+        passed = pos.board[::-1][None].copy()
+        if cube is None:
+            best[~has] = -equity(get_evaluator(settings.evaluator).evaluate_batch(passed))[0]
+        else:
+            best[~has] = -cubeful_equity(passed, cube.flipped(),
+                                         evaluator=settings.evaluator).equity[0]
+    w = ROLL_WEIGHTS * (ALL_ROLLS[:, 0] != ALL_ROLLS[:, 1]) if first else ROLL_WEIGHTS
+    roll = np.flatnonzero((ALL_ROLLS[:, 0] == max(dice)) & (ALL_ROLLS[:, 1] == min(dice)))[0]
+    return float(best[roll] - (best * w).sum() / w.sum())
 
 
 def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
-    """Worker entry: (game number, match dict of the rules/names, game) -> decision rows."""
+    """Worker entry: (game number, match dict of the rules/names, game) ->
+    decision rows, every value at the decision's own cube and score
+    (cubeless with ``settings.cubeless``: checker plays by cubeless
+    equity, cube decisions by Janowski's model on the n-ply probabilities)."""
     from .evaluate import rank_plays
     from .game import Game, Phase
 
@@ -1049,91 +1218,134 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                   crawford=game.crawford)
     rows = []
     decision = 0
+    first = True                # the game's first move: its roll is never a double
     actions = list(game.actions)
+
+    def add(pos, dice, row):
+        nonlocal decision
+        rows.append(_decision_row(number, names, decision, pos, replay, dice, row, settings))
+        decision += 1
+
     for i, action in enumerate(actions):
-        row = None
-        if action.kind == "roll" and replay.can_double():
+        if action.kind in ("roll", "double") and (action.kind == "double" or replay.can_double()):
             p = replay.turn
             pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, CubeContext.from_game(replay, p), settings)
-            loss = max(0.0, min(dt, dp) - nd)
-            row = {"kind": "cube", "player": p, "played": "no double", "best": proper,
-                   "equity_played": nd, "equity_best": max(nd, min(dt, dp)), "loss": loss}
-        elif action.kind == "double":
-            p = replay.turn
-            pos = replay.position()
-            nd, dt, dp, proper = _cube_numbers(pos, CubeContext.from_game(replay, p), settings)
-            loss = max(0.0, nd - min(dt, dp))
-            row = {"kind": "cube", "player": p, "played": "double", "best": proper,
-                   "equity_played": min(dt, dp), "equity_best": max(nd, min(dt, dp)), "loss": loss}
-            answer = actions[i + 1].kind if i + 1 < len(actions) else None
+            dec = _cube_decision(pos, CubeContext.from_game(replay, p), settings)
+            v = _cube_values(dec)
+            doubled = action.kind == "double"
+            played = v["double"] if doubled else v["no_double"]
+            add(pos, None, {"kind": "cube", "player": p, "played": "double" if doubled else
+                            "no double", "best": dec.action_text, "equity_played": played[0],
+                            "equity_best": v["best"][0], "loss": _loss(played, v["best"]),
+                            "close": doubled or v["close"]})
+            answer = actions[i + 1].kind if doubled and i + 1 < len(actions) else None
             if answer in ("take", "drop", "beaver"):
-                taker = 1 - p
+                # the taker's values are the doubler's, seen from the other side
                 took = answer != "drop"
-                # the taker's equity is minus the doubler's
-                mine, best = (-dt, max(-dt, -dp)) if took else (-dp, max(-dt, -dp))
-                rows.append(_decision_row(number, names, decision, pos, replay, None, row))
-                decision += 1
-                row = {"kind": "take", "player": taker, "played": "take" if took else "pass",
-                       "best": "take" if dt <= dp else "pass", "equity_played": mine,
-                       "equity_best": best, "loss": best - mine}
+                mine = v["take"] if took else v["pass"]
+                best = min(v["take"], v["pass"], key=lambda x: x[0])
+                add(pos, None,
+                    {"kind": "take", "player": 1 - p, "played": "take" if took else "pass",
+                     "best": "take" if v["take"][0] <= v["pass"][0] else "pass",
+                     "equity_played": -mine[0], "equity_best": -best[0],
+                     "loss": _loss(mine, best, flip=True), "close": True})
         elif action.kind == "move" and replay.phase == Phase.MOVE:
             plays = replay.legal_plays()
+            p = replay.turn
+            pos = replay.position()
+            cube = None if settings.cubeless else CubeContext.from_game(replay, p)
+            luck = _luck(pos, replay.dice, cube, settings, first)
+            first = False
             if len(plays) > 1:
-                p = replay.turn
-                pos = replay.position()
                 played = replay.find_play(action.moves)
                 ranked = rank_plays(pos, replay.dice[0], replay.dice[1], plies=settings.ply,
-                                    evaluator=settings.evaluator)
+                                    evaluator=settings.evaluator, cube=cube)
                 mine = next(r for r in ranked if r.play.position == played.position)
-                row = {"kind": "checker", "player": p, "played": played.notation,
-                       "best": ranked[0].play.notation, "equity_played": mine.equity,
-                       "equity_best": ranked[0].equity, "loss": ranked[0].equity - mine.equity}
-        if row is not None:
-            pos = replay.position(row["player"]) if row["kind"] != "take" else replay.position(
-                1 - row["player"])
-            rows.append(_decision_row(number, names, decision, pos, replay, replay.dice
-                                      if row["kind"] == "checker" else None, row))
-            decision += 1
+                best = ranked[0]
+                add(pos, replay.dice,
+                    {"kind": "checker", "player": p, "played": played.notation,
+                     "best": best.play.notation, "equity_played": mine.value,
+                     "equity_best": best.value,
+                     "loss": _loss((mine.value, mine.mwc), (best.value, best.mwc)),
+                     "close": True, "luck": luck})
+            else:                                   # one play or none: only its luck
+                only = plays[0].notation if plays else ""
+                add(pos, replay.dice,
+                    {"kind": "forced", "player": p, "played": only, "best": only,
+                     "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
+                     "close": False, "luck": luck})
         replay.apply(action)
     return rows
 
 
-def _decision_row(game_no, names, decision, pos, replay, dice, row) -> dict:
+def _decision_row(game_no, names, decision, pos, replay, dice, row, settings) -> dict:
     out = {"game": game_no, "decision": decision, "player": row["player"],
            "name": names[row["player"]], "kind": row["kind"], "position_id": pos.position_id(),
-           "match_id": replay.match_id(), "dice": f"{dice[0]}{dice[1]}" if dice else ""}
+           "match_id": replay.match_id(), "dice": f"{dice[0]}{dice[1]}" if dice else "",
+           "valuation": "cubeless" if settings.cubeless else "cubeful"}
     for k in ("played", "best"):
         out[k] = row[k]
-    for k in ("equity_played", "equity_best", "loss"):
+    for k in ("equity_played", "equity_best"):
         out[k] = round(float(row[k]), 6)
+    loss, mwc_loss = row["loss"]
+    out["loss"] = round(float(loss), 6)
+    out["mwc_loss"] = None if mwc_loss is None else round(float(mwc_loss), 6)
+    out["close"] = bool(row["close"])
     out["flag"] = flag_of(out["loss"])
+    out["luck"] = None if row.get("luck") is None else round(float(row["luck"]), 6)
     return out
 
 
 def summarize(rows: Iterable[dict], names=("Player 0", "Player 1")) -> dict:
-    """Per player: decisions, total and mean equity loss, an error rate in
-    thousandths per decision (gnubg reports its error rate the same way),
-    and the number of doubtful plays, errors and blunders."""
+    """Per player, in gnubg's terms: the unforced checker plays and the
+    close or actual cube decisions (take decisions included), the equity
+    lost on each kind (per unit cube; a match's EMG) and in MWC at a
+    match, the error rates in mEMG (thousandths of that equity) per
+    decision -- checker play per unforced play, cube per close or actual
+    cube decision, overall per both --, the number of doubtful plays,
+    errors and blunders, and the luck of the rolls (``moves`` rolls played,
+    forced ones included: their total ``luck`` and ``luck_rate_memg`` per
+    roll)."""
     stats = {p: {"name": names[p], "checker_decisions": 0, "cube_decisions": 0,
-                 "checker_loss": 0.0, "cube_loss": 0.0, "doubtful": 0, "error": 0, "blunder": 0}
+                 "checker_loss": 0.0, "cube_loss": 0.0, "checker_mwc_loss": 0.0,
+                 "cube_mwc_loss": 0.0, "doubtful": 0, "error": 0, "blunder": 0,
+                 "moves": 0, "luck": 0.0}
              for p in (0, 1)}
+    match = False
     for r in rows:
         s = stats[r["player"]]
+        if r.get("luck") is not None:
+            s["moves"] += 1
+            s["luck"] += r["luck"]
+        if r["kind"] == "forced":
+            continue
         kind = "checker" if r["kind"] == "checker" else "cube"
-        s[f"{kind}_decisions"] += 1
+        s[f"{kind}_decisions"] += bool(r.get("close", True))
         s[f"{kind}_loss"] += r["loss"]
+        if r.get("mwc_loss") is not None:
+            match = True
+            s[f"{kind}_mwc_loss"] += r["mwc_loss"]
         if r["flag"]:
             s[r["flag"]] += 1
+
+    def rate(loss, n):
+        return round(1000 * loss / n, 2) if n else 0.0
+
     for s in stats.values():
         n = s["checker_decisions"] + s["cube_decisions"]
         total = s["checker_loss"] + s["cube_loss"]
         s["total_loss"] = round(total, 6)
-        s["checker_loss"] = round(s["checker_loss"], 6)
-        s["cube_loss"] = round(s["cube_loss"], 6)
-        s["error_rate_milli"] = round(1000 * total / n, 2) if n else 0.0
-        s["checker_error_rate_milli"] = (round(1000 * s["checker_loss"] / s["checker_decisions"], 2)
-                                         if s["checker_decisions"] else 0.0)
+        for k in ("checker_loss", "cube_loss"):
+            s[k] = round(s[k], 6)
+        s["error_rate_memg"] = rate(total, n)
+        s["checker_error_rate_memg"] = rate(s["checker_loss"], s["checker_decisions"])
+        s["cube_error_rate_memg"] = rate(s["cube_loss"], s["cube_decisions"])
+        s["luck"] = round(s["luck"], 6)
+        s["luck_rate_memg"] = rate(s["luck"], s["moves"])
+        mwc = s.pop("checker_mwc_loss"), s.pop("cube_mwc_loss")
+        if match:
+            s["checker_mwc_loss"], s["cube_mwc_loss"] = round(mwc[0], 6), round(mwc[1], 6)
+            s["total_mwc_loss"] = round(mwc[0] + mwc[1], 6)
     return {"players": [stats[0], stats[1]]}
 
 

@@ -89,6 +89,7 @@ import numpy as np
 from . import _bearoff as _k
 from ._files import atomic_write, check_writable
 from .errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
+from .position import Position, as_board, as_boards
 
 __all__ = [
     "open", "build_one_sided", "build_two_sided", "OneSidedTable",
@@ -366,8 +367,6 @@ def _rows(boards, points: int, checkers: int, what: str):
     """Boards -> (roller counts, opponent counts) uint8[n, points] and a mask
     of the boards inside the table (no checker beyond ``points``, on the bar,
     or above ``checkers`` a side, and neither side finished)."""
-    from .position import as_boards
-
     b = as_boards(boards)
     rows = b[:, ::-1, :]  # row 0 -> roller (board row 1), row 1 -> opponent
     inside = (rows[:, :, points:].sum(axis=2) == 0).all(axis=1)
@@ -378,8 +377,6 @@ def _rows(boards, points: int, checkers: int, what: str):
 
 
 def _single_board(pos):
-    from .position import Position, as_board
-
     if isinstance(pos, Position):
         return pos.board[None]
     return as_board(pos)[None]

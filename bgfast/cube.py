@@ -56,7 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _cube as _k
-from ._evaluate import board_classes
+from ._board import board_classes
 from .errors import InvalidCubeError, InvalidScoreError, MissingTableError
 from .formats import CubeOwner, MatchState
 from .met import MatchEquityTable, MatchScore, get_table
@@ -70,6 +70,7 @@ __all__ = [
     "CubefulValues",
     "Owner",
     "cubeful_values",
+    "decide_cube",
     "searched_decisions",
     "valued_decisions",
     "board_efficiencies",
@@ -719,7 +720,7 @@ def _check_match(match, cube: int, owner: str, met) -> MatchEquityTable:
     if max(match.away_me, match.away_opp) > table.max_away:
         raise MissingTableError(
             f"{match.away_me}-away vs {match.away_opp}-away is beyond table {table.name!r} "
-            f"(up to {table.max_away}-away); pass a longer table from bgfast.met.generate")
+            f"(up to {table.max_away}-away); pass a longer table from bgfast.metgen.generate")
     return table
 
 
@@ -848,6 +849,23 @@ def cube_decision(probs: Sequence[float], *, cube: int = 1, owner: str = "centre
             raise InvalidCubeError("exact_money must be 3 equities: centred, owned, opponent owns")
         exact = exact[None]
     return _decide(p, cube, owner, match, money, met, x, exact).decision(0)
+
+
+def decide_cube(position, context, probs, exact_money=None) -> CubeDecision:
+    """The :class:`CubeDecision` of the player on roll in ``position`` at
+    ``context`` (anything :meth:`CubeContext.of` takes) from its cubeless
+    ``probs``, with the cube efficiency of the position.  ``exact_money``:
+    the exact cubeful money equities (centred, owned, the opponent owns) of
+    a two-sided bear-off (None, or NaN: none); they replace Janowski's
+    except under the Jacoby rule, where the table (no Jacoby) does not
+    apply."""
+    ctx = CubeContext.of(context)
+    if exact_money is not None:
+        exact_money = np.asarray(exact_money, dtype=np.float64).reshape(-1)
+        if ctx.rules.jacoby or not np.isfinite(exact_money).all():
+            exact_money = None
+    return cube_decision(probs, position=position, exact_money=exact_money,
+                         **ctx.decision_args())
 
 
 def _float_array(values, what: str) -> np.ndarray:

@@ -23,8 +23,10 @@ import numpy as np
 from . import _net
 from .errors import BgfastError
 from .levels import Level, get_level, NET
+from .position import Position
 
-__all__ = ["DuelResult", "duel", "get_player", "GnubgPlayer", "gnubg_available"]
+__all__ = ["DuelResult", "duel", "get_player", "GnubgPlayer", "PyLevelPlayer", "py_game",
+           "gnubg_available"]
 
 
 def gnubg_available() -> bool:
@@ -55,7 +57,10 @@ class GnubgPlayer:
         return np.asarray(self._g.board_from_position_key(key), dtype=np.uint8)
 
 
-class _LevelPlayer:
+class PyLevelPlayer:
+    """A :class:`bgfast.levels.Level` as a side of :func:`py_game` (the
+    Python game loop, used when a side is gnubg)."""
+
     def __init__(self, level: Level):
         self.level = level
         self.name = level.name
@@ -146,12 +151,10 @@ REPORT_SECONDS = 0.5
 MAX_STEP = 1 << 14
 
 
-def _py_game(players, seed: int, pair: int, swap: int, record: list | None = None) -> tuple[int, int]:
+def py_game(players, seed: int, pair: int, swap: int, record: list | None = None) -> tuple[int, int]:
     """One game in Python on the duel kernel's dice; returns (points for
     players[0], plies).  ``record``: a list that gets the board after every
     play that does not end the game (the next player on roll)."""
-    from .position import Position
-
     b = np.array(Position.initial().board)
     rolls = _net.dice_rolls(seed, pair, 512)
     t = 0
@@ -194,9 +197,9 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
     t0 = time.monotonic()
     tally = _Tally()
     if isinstance(pa, Level) and isinstance(pb, Level) and not python:
-        from . import evaluate  # noqa: F401  (installs the pubeval weights)
+        from ._evaluator import ensure_tables   # the kernel's pubeval weights, on import
         if pa.kind == NET or pb.kind == NET:
-            evaluate._ensure_tables()
+            ensure_tables()
         spec = (pa.spec(), pb.spec())
         first, step = 0, threads
         while first < pairs:
@@ -212,9 +215,9 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
             rate = n / max(time.monotonic() - t, 1e-3)
             step = max(threads, min(4 * n, MAX_STEP, int(rate * REPORT_SECONDS)))
     else:
-        players = [p if isinstance(p, GnubgPlayer) else _LevelPlayer(p) for p in (pa, pb)]
+        players = [p if isinstance(p, GnubgPlayer) else PyLevelPlayer(p) for p in (pa, pb)]
         for k in range(pairs):
-            games_k = [_py_game(players, seed, k, swap) for swap in (0, 1)]
+            games_k = [py_game(players, seed, k, swap) for swap in (0, 1)]
             tally.add([[g[0] for g in games_k]], [g[1] for g in games_k])
             if progress and (k % 50 == 49 or k == pairs - 1):
                 progress(k + 1, pairs)

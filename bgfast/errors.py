@@ -3,7 +3,8 @@
 Every error caused by bad input is a subclass of :class:`ValueError`, so
 ``except ValueError`` catches them all; the specific classes say what was
 wrong.  :class:`MissingTableError` is also a :class:`KeyError`, like
-``chess.syzygy.MissingTableError``.
+``chess.syzygy.MissingTableError``.  :class:`WorkerError` is the one error
+of failed work rather than bad input (a :class:`RuntimeError`).
 """
 
 
@@ -58,3 +59,7 @@ class MissingTableError(BgfastError, KeyError):
 class OutputPathError(BgfastError):
     """An output path that cannot be written: empty, a directory, in a
     directory that does not exist or cannot be written to."""
+
+
+class WorkerError(RuntimeError):
+    """A worker process died, or its failure could not be sent back."""

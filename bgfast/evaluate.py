@@ -19,7 +19,7 @@ Evaluators:
   ``bgfast/data/pubeval``).  It gives a score, not probabilities: the
   probabilities are a logistic calibration of the score and a few race
   features (pips, checkers off, on the bar) fitted on seeded pubeval
-  self-play (``calibration.json``, see :func:`fit_pubeval_calibration`).
+  self-play (``calibration.json``, see :func:`bgfast.train.fit_pubeval_calibration`).
 * ``composite`` -- picks per position: finished -> exact result, bear-off ->
   exact or race table, otherwise calibrated pubeval;
 * ``net`` -- bgfast's own neural net (``bgfast.net``) with the same exact
@@ -31,82 +31,41 @@ The composite evaluator and the pubeval move choice also exist in C
 """
 from __future__ import annotations
 
-import abc
-
-import json
-import warnings
 from dataclasses import dataclass
-from importlib import resources
+from collections.abc import Sequence
 from typing import Callable
 
 import numpy as np
 
 from . import _evaluate as _k
+from . import _movegen
 from . import cube as _cube
-from .errors import BgfastError, DatabaseError, InvalidPositionError
+from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
+                         ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
+                         pubeval_weights)
+from .errors import BgfastError, InvalidPositionError
 from .formats import check_dice
-from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _as_dice, _kernel_failure, legal_plays_batch
-from .position import Position, PositionClass, as_board, as_boards, classify_boards
+from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _frozen, _kernel_failure, legal_plays_batch
+from .position import (Position, PositionClass, _CheckedBoards, as_board, as_boards,
+                       classify_boards)
 
 __all__ = [
     "PROB_NAMES", "Evaluation", "Evaluator", "PubevalEvaluator", "ExactEvaluator",
     "RaceEvaluator", "CompositeEvaluator", "register_evaluator", "get_evaluator",
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
-    "rank_plays", "rank_plays_batch", "RankedBatch", "best_play", "evaluate_ply", "fit_pubeval_calibration", "calibration",
+    "rank_plays", "rank_plays_batch", "RankedBatch", "RankedPlay", "RankedPlays", "best_play",
+    "evaluate_ply", "calibration",
     "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
+    "SourcedProbabilities", "sourced_probabilities",
 ]
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 POLICY_PUBEVAL = 0
 POLICY_EVAL = 1
 EVAL_COMPOSITE = 0   # kernel slots: pubeval + bear-off tables + finished games,
 EVAL_PUBEVAL = 1     # calibrated pubeval alone
 
 
-# ---------------------------------------------------------------- data files
-
-def _data(name: str):
-    return resources.files("bgfast") / "data" / "pubeval" / name
-
-
-def pubeval_weights() -> dict[str, np.ndarray]:
-    """Tesauro's weights, ``{"race": float64[122], "contact": float64[122]}``,
-    read from ``bgfast/data/pubeval/weights.csv``."""
-    rows = {}
-    for line in _data("weights.csv").read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        name, *vals = line.split(",")
-        rows[name.strip()] = np.array([float(v) for v in vals], dtype=np.float64)
-    if set(rows) != {"race", "contact"} or any(len(v) != 122 for v in rows.values()):
-        raise RuntimeError("bgfast/data/pubeval/weights.csv is damaged")
-    return rows
-
-
-def _load_calibration() -> np.ndarray:
-    doc = json.loads(_data("calibration.json").read_text())
-    return np.ascontiguousarray(
-        [[doc[cls][name] for name in PROB_NAMES] for cls in ("race", "contact")], dtype=np.float64)
-
-
-_W = pubeval_weights()
-_k.set_pubeval_weights(_W["race"], _W["contact"])
-_k.set_calibration(_load_calibration())
-
-
 # ---------------------------------------------------------------- helpers
-
-def equity(probs) -> np.ndarray:
-    """Cubeless equity of probabilities ``[..., 5]``."""
-    p = np.asarray(probs, dtype=np.float64)
-    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
-
-
-def invert(probs) -> np.ndarray:
-    """The same probabilities seen from the other player."""
-    p = np.asarray(probs, dtype=np.float64)
-    return np.stack([1 - p[..., 0], p[..., 3], p[..., 4], p[..., 1], p[..., 2]], axis=-1)
-
 
 def pubeval_score(boards, *, contact=None) -> np.ndarray | float:
     """Tesauro's score of boards for the side NOT on roll (row 0), i.e. a
@@ -126,76 +85,6 @@ def pubeval_score(boards, *, contact=None) -> np.ndarray | float:
     return float(out[0]) if single else out
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """Probabilities for the player on roll and the cubeless equity."""
-
-    probs: tuple
-    equity: float
-    evaluator: str = ""
-
-    def to_dict(self) -> dict:
-        return {"evaluator": self.evaluator, **dict(zip(PROB_NAMES, self.probs)),
-                "equity": self.equity}
-
-
-def _boards_and_dice(boards, dice) -> tuple[np.ndarray, np.ndarray]:
-    """Checked ``uint8[N, 2, 25]`` boards and ``int64[N, 2]`` dice (one pair
-    for all boards, or one per board) for the play-choosing kernels."""
-    b = as_boards(boards)
-    return b, _as_dice(dice, b.shape[0])
-
-
-# ---------------------------------------------------------------- evaluators
-
-class Evaluator(abc.ABC):
-    """Base class: implement :meth:`evaluate_batch`.
-
-    ``kernel`` is the evaluator's slot in the C kernels (rollouts), or None
-    for a Python-only evaluator.  :meth:`choose` is the 0-ply play choice
-    (best result for the mover); subclasses may override it with a kernel.
-    """
-
-    name = "evaluator"
-    kernel: int | None = None
-
-    @abc.abstractmethod
-    def evaluate_batch(self, boards) -> np.ndarray:
-        """``uint8[N, 2, 25]`` -> ``float64[N, 5]`` probabilities for the player on roll."""
-
-    def covers(self, boards) -> np.ndarray:
-        """Which boards this evaluator can evaluate (all, by default)."""
-        return np.ones(as_boards(boards).shape[0], dtype=bool)
-
-    def evaluate(self, position) -> Evaluation:
-        b = position.board if isinstance(position, Position) else as_board(position)
-        p = self.evaluate_batch(b[None])[0]
-        return Evaluation(tuple(float(x) for x in p), float(equity(p)), self.name)
-
-    def equity_batch(self, boards) -> np.ndarray:
-        return equity(self.evaluate_batch(boards))
-
-    def choose(self, boards, dice) -> tuple[np.ndarray, np.ndarray]:
-        """0-ply play of each (board, dice): ``(counts int64[N], results uint8[N,2,25])``,
-        results with the turn passed; count 0 = the roll cannot be played.
-
-        ``dice`` is one pair for every board or one pair per board.  The
-        boards and the dice are checked (:class:`InvalidPositionError`,
-        :class:`InvalidDiceError`) before any kernel sees them."""
-        b, d = _boards_and_dice(boards, dice)
-        offsets, results = legal_plays_batch(b, d, validate=False)
-        counts = np.diff(offsets)
-        out = b[:, ::-1, :].copy()
-        if results.shape[0]:
-            eq = -self.equity_batch(results)          # for the mover
-            owner = np.repeat(np.arange(b.shape[0]), counts)
-            # first play with the highest equity in each group
-            order = np.lexsort((np.arange(len(eq)), -eq, owner))
-            first = order[np.r_[0, np.flatnonzero(np.diff(owner[order])) + 1]]
-            out[owner[first]] = results[first]
-        return counts, out
-
-
 class PubevalEvaluator(Evaluator):
     """Tesauro's pubeval: probabilities from the calibrated score (finished
     games exactly); plays chosen by the raw score with the weights of the
@@ -209,7 +98,7 @@ class PubevalEvaluator(Evaluator):
         return _k.evaluate_probs(as_boards(boards), self.kernel, nthreads)
 
     def choose(self, boards, dice):
-        b, d = _boards_and_dice(boards, dice)
+        b, d = boards_and_dice(boards, dice)
         counts, results = _k.choose_plays(b, d, self.policy, self.kernel)
         if counts.size and counts.min() < 0:
             i = int(np.flatnonzero(counts < 0)[0])
@@ -220,61 +109,7 @@ class PubevalEvaluator(Evaluator):
 def calibration() -> np.ndarray:
     """The installed pubeval calibration ``float64[2, 5, F]``: class (race,
     contact) x outcome x coefficients of the features ``_evaluate.CAL_FEATURES``."""
-    return _load_calibration()
-
-
-_TABLES = None
-
-
-def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
-    """Give the kernels the bear-off tables (defaults: ``bgfast.bearoff``'s
-    cached 6-point one-sided and 6x6 two-sided tables, built on first use).
-    The two-sided cubeless equities are copied into a dense ``float64[N, N]``
-    matrix (6.8 MB for 6 checkers; fine up to about 8 checkers a side), and
-    a cubeful table's no-double money equities into ``float64[N, N, 3]``
-    (for the cubeful rollouts' exact early stop)."""
-    global _TABLES
-    from . import bearoff
-
-    os_t = one_sided if one_sided is not None else bearoff.default_one_sided()
-    ts_t = two_sided if two_sided is not None else bearoff.default_two_sided()
-    n = ts_t.size
-    idx = np.arange(n, dtype=np.int64)
-    ii, jj = np.meshgrid(idx, idx, indexing="ij")
-    vals = ts_t.values(ii.ravel(), jj.ravel())
-    eq = np.ascontiguousarray(vals[:, 0].reshape(n, n))
-    cubeful = np.ascontiguousarray(vals[:, 1:4].reshape(n, n, 3)) if ts_t.cubeful else None
-    r = np.ascontiguousarray(os_t.dist_r, dtype=np.float32)
-    g = np.ascontiguousarray(os_t.dist_g, dtype=np.float32)
-    sr = np.ascontiguousarray(os_t.start_r, dtype=np.uint8)
-    sg = np.ascontiguousarray(os_t.start_g, dtype=np.uint8)
-    _k.set_tables(eq, int(ts_t.checkers), r, g, sr, sg, cubeful)
-    _TABLES = (os_t, ts_t)
-
-
-_TABLE_ERROR = None
-
-
-def _ensure_tables() -> None:
-    """Install the default bear-off tables once.  If they cannot be built or
-    read (e.g. no writable cache directory), warn once and go on without
-    them: the composite evaluator and rollouts then use pubeval for
-    bear-offs, and the exact and race evaluators raise DatabaseError."""
-    global _TABLE_ERROR
-    if _TABLES is None and _TABLE_ERROR is None:
-        try:
-            install_bearoff_tables()
-        except (OSError, DatabaseError) as exc:
-            _TABLE_ERROR = exc
-            warnings.warn(f"bear-off tables unavailable ({exc}); bear-offs are evaluated "
-                          "with pubeval", RuntimeWarning, stacklevel=2)
-
-
-def _tables():
-    _ensure_tables()
-    if _TABLES is None:
-        raise DatabaseError(f"the bear-off tables are unavailable: {_TABLE_ERROR}")
-    return _TABLES
+    return load_calibration()
 
 
 class ExactEvaluator(Evaluator):
@@ -285,7 +120,7 @@ class ExactEvaluator(Evaluator):
 
     def covers(self, boards) -> np.ndarray:
         b = as_boards(boards)
-        inside = _tables()[1].probe_batch(b)["inside"]
+        inside = bearoff_tables()[1].probe_batch(b)["inside"]
         return inside | (classify_boards(b) == PositionClass.OVER)
 
     def evaluate_batch(self, boards) -> np.ndarray:
@@ -314,7 +149,7 @@ class RaceEvaluator(Evaluator):
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise InvalidPositionError(f"board {i} is not a bear-off position")
-        out = _tables()[0].probe_batch(b)["probs"]
+        out = bearoff_tables()[0].probe_batch(b)["probs"]
         over = classify_boards(b) == PositionClass.OVER
         if over.any():
             out[over] = _k.evaluate_probs(np.ascontiguousarray(b[over]), EVAL_COMPOSITE)
@@ -324,7 +159,7 @@ class RaceEvaluator(Evaluator):
 class CompositeEvaluator(PubevalEvaluator):
     """Per position class: finished -> result, bear-off -> exact (<= 6
     checkers a side) or one-sided race table, race and contact -> calibrated
-    pubeval (the neural net will take this part).  This is what the rollout
+    pubeval (the ``net`` evaluator puts the net there).  This is what the rollout
     kernel evaluates with.  Plays are chosen by the best equity for the
     mover (the rollouts' ``evaluator`` policy)."""
 
@@ -333,11 +168,11 @@ class CompositeEvaluator(PubevalEvaluator):
     policy = POLICY_EVAL
 
     def evaluate_batch(self, boards, nthreads: int = 1) -> np.ndarray:
-        _ensure_tables()
+        ensure_tables()
         return super().evaluate_batch(boards, nthreads)
 
     def choose(self, boards, dice):
-        _ensure_tables()
+        ensure_tables()
         return super().choose(boards, dice)
 
 
@@ -408,13 +243,86 @@ def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class SourcedProbabilities:
+    """Probabilities of many positions from the best source there is (see
+    :func:`sourced_probabilities`): ``probs`` ``float64[n, 5]`` for the
+    player on roll (NaN rows for finished games), ``exact`` ``bool[n]``
+    where the bear-off tables gave them (the two-sided table, else the
+    one-sided race table), ``exact_money`` ``float64[n, 3]`` the two-sided
+    table's exact cubeful money equities, the roller not doubling now
+    (centred, owned, the opponent owns; NaN rows: none)."""
+
+    probs: np.ndarray
+    exact: np.ndarray
+    exact_money: np.ndarray
+
+    def source(self, i: int, evaluator: str) -> str:
+        """Where row i's probabilities come from: ``exact`` (the bear-off
+        tables), ``over`` (a finished game) or ``evaluator``."""
+        if self.exact[i]:
+            return "exact"
+        return "over" if np.isnan(self.probs[i, 0]) else evaluator
+
+
+def sourced_probabilities(boards, plies: int = 0, evaluator="net",
+                          classes=None) -> SourcedProbabilities:
+    """The one rule for a position's probabilities: exact in bear-offs,
+    else the evaluator.  Bear-off positions (every checker of both sides
+    home) get the two-sided table's exact probabilities and cubeful money
+    equities where it covers them, else the one-sided race table's
+    probabilities; the other unfinished positions the evaluator's at
+    ``plies`` (:func:`evaluate_ply`; an evaluator object with its own
+    ``evaluate_plies``, such as a :class:`bgfast.net.Net`, searches with
+    that).  ``evaluator``: a name, an :class:`Evaluator` or any object with
+    ``evaluate_batch``; ``classes``: the boards' position classes, when
+    known.  Returns a :class:`SourcedProbabilities`."""
+    from . import bearoff
+
+    b = as_boards(boards.board[None] if isinstance(boards, Position) else boards)
+    cls = classify_boards(b) if classes is None else np.asarray(classes)
+    ev = evaluator if hasattr(evaluator, "evaluate_batch") else get_evaluator(evaluator)
+    n = len(b)
+    nd = np.full((n, 3), np.nan)
+    exact = cls == PositionClass.BEAROFF
+    over = cls == PositionClass.OVER
+    rows = np.flatnonzero(~exact & ~over)
+    if (plies == 0 and rows.size >= n - n // 8 and not over.any()
+            and (rows.size == n or (hasattr(ev, "covers") and ev.covers(b[exact]).all()))):
+        # nearly every board is for the evaluator, which covers the others
+        # too: it takes them all in place (no gather, no scatter); the
+        # bear-offs get their exact values below
+        probs = np.array(ev.evaluate_batch(b), dtype=np.float64, copy=None)
+    else:
+        probs = np.full((n, 5), np.nan)
+        if rows.size:
+            live = b[rows]
+            if plies == 0:
+                probs[rows] = ev.evaluate_batch(live)
+            elif hasattr(ev, "evaluate_plies"):
+                probs[rows] = ev.evaluate_plies(live, int(plies))
+            else:
+                probs[rows] = _value(ev, live, int(plies))
+    rows = np.flatnonzero(exact)
+    if rows.size:
+        two = bearoff.default_two_sided().probe_batch(b[rows])
+        inside = two["inside"]
+        probs[rows[inside]] = two["probs"][inside]
+        if "cubeful_no_double" in two:
+            nd[rows[inside]] = two["cubeful_no_double"][inside]
+        rest = rows[~inside]
+        if rest.size:
+            probs[rest] = bearoff.default_one_sided().probe_batch(b[rest])["probs"]
+    return SourcedProbabilities(probs, exact, nd)
+
+
 # ---------------------------------------------------------------- cubeful
 
 def _cubeful_table():
     """The installed two-sided bear-off table (its exact cubeful money
     equities serve the cubeful search), or None without tables."""
-    _ensure_tables()
-    return None if _TABLES is None else _TABLES[1]
+    tables = bearoff_tables(required=False)
+    return None if tables is None else tables[1]
 
 
 def cubeful_equity(boards, cube, *, plies: int = 0, evaluator="net") -> "_cube.CubefulValues":
@@ -510,22 +418,111 @@ class RankedBatch:
     def ranked(self, i: int, before: Position, top: int | None = None) -> list["RankedPlay"]:
         """Board i's plays as :class:`RankedPlay` objects, best first (the
         best ``top`` only; notation is made just for those)."""
-        from .movegen import Play
+        return list(self.plays(i, before)[:top])
 
+    def plays(self, i: int, before: Position) -> "RankedPlays":
+        """Board i's plays, best first, as a :class:`RankedPlays` sequence
+        (its :class:`RankedPlay` objects are made when they are read)."""
         rows = self.order[self.offsets[i]:self.offsets[i + 1]]
-        if top is not None:
-            rows = rows[:top]
-        after = Position.many(self.results[rows], classify=False)
-        probs, eq, depth = self.probs[rows].tolist(), self.equity[rows].tolist(), self.depth[rows].tolist()
-        cf = [None] * len(rows) if self.cubeful is None else self.cubeful[rows].tolist()
-        mwc = [None] * len(rows) if self.mwc is None else \
-            [None if v != v else v for v in self.mwc[rows].tolist()]
-        out = []
-        for k, mv in enumerate(self.moves[rows].tolist()):
-            steps = tuple((a, b) for a, b in mv if a >= 0)
-            out.append(RankedPlay(Play(before, steps, after[k]), tuple(probs[k]), eq[k], depth[k],
-                                  cf[k], mwc[k]))
+        return RankedPlays(before, rows, self.results, self.moves, self.probs, self.equity,
+                           self.depth, self.cubeful, self.mwc)
+
+
+def _ranked_items(before: Position, rows, results, moves, probs, eq, depth, cubeful,
+                  mwc) -> list[RankedPlay]:
+    """The :class:`RankedPlay` objects of ``rows`` (an index array or a
+    slice) of ranking arrays (see :class:`RankedBatch`), in one pass each
+    for the positions, moves and values."""
+    from .movegen import Play, _play_steps
+
+    after = Position._many_checked(results[rows])
+    pr, eqs, dp = probs[rows].tolist(), eq[rows].tolist(), depth[rows].tolist()
+    cf = [None] * len(pr) if cubeful is None else cubeful[rows].tolist()
+    mw = [None] * len(pr) if mwc is None else [None if v != v else v for v in mwc[rows].tolist()]
+    return [_frozen(RankedPlay, {
+        "play": _frozen(Play, {"before": before, "moves": steps, "position": after[k]}),
+        "probs": tuple(pr[k]), "equity": eqs[k], "plies": dp[k], "cubeful": cf[k], "mwc": mw[k]})
+        for k, steps in enumerate(_play_steps(moves[rows]))]
+
+
+class RankedPlays(Sequence):
+    """The ranked plays of one position, best first: a read-only sequence of
+    :class:`RankedPlay` (what :func:`rank_plays` returns).
+
+    It holds the ranking arrays and makes each :class:`RankedPlay` (its
+    :class:`~bgfast.movegen.Play` and resulting Position) when it is first
+    read -- indexing, slicing (a list) or iterating -- and keeps it.  It
+    compares equal to a list (or RankedPlays) of equal plays in the same
+    order, prints like that list and pickles with its plays."""
+
+    __slots__ = ("_before", "_rows", "_arrays", "_items")
+
+    def __init__(self, before: Position, rows, results, moves, probs, eq, depth,
+                 cubeful=None, mwc=None):
+        self._before = before
+        self._rows = rows
+        self._arrays = (results, moves, probs, eq, depth, cubeful, mwc)
+        self._items = [None] * len(rows)
+
+    @classmethod
+    def _of(cls, items) -> "RankedPlays":
+        out = cls.__new__(cls)
+        out._before = out._rows = out._arrays = None
+        out._items = list(items)
         return out
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _fill(self, ks) -> None:
+        """Make the plays at ranks ``ks`` (not yet made) in one pass."""
+        if len(ks) == 1:                      # one play: slices, not fancy indexing
+            r = int(self._rows[ks[0]])
+            rows = slice(r, r + 1)
+        else:
+            rows = self._rows[ks]
+        made = _ranked_items(self._before, rows, *self._arrays)
+        for k, item in zip(ks, made):
+            self._items[k] = item
+
+    def __getitem__(self, i):
+        items = self._items
+        if isinstance(i, slice):
+            ks = range(len(items))[i]
+            todo = [k for k in ks if items[k] is None]
+            if todo:
+                self._fill(todo)
+            return [items[k] for k in ks]
+        item = items[i]                       # IndexError / TypeError as a list's
+        if item is None:
+            k = i + len(items) if i < 0 else i
+            self._fill([k])
+            item = items[k]
+        return item
+
+    def _all(self) -> list[RankedPlay]:
+        return self[:]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __reversed__(self):
+        return reversed(self._all())
+
+    def __eq__(self, other):
+        if isinstance(other, RankedPlays):
+            other = other._all()
+        if not isinstance(other, list):
+            return NotImplemented
+        return self._all() == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self):
+        return (RankedPlays._of, (self._all(),))
 
 
 def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int = 8,
@@ -535,13 +532,28 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     filtered plays of all boards together.  ``cube``: one cube context for
     every board or one per board (see :func:`rank_plays`)."""
     ev = get_evaluator(evaluator)
-    b, d = _boards_and_dice(boards, dice)
+    b, d = boards_and_dice(boards, dice)
     offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
+    return _rank_generated(ev, b, offsets, res, moves, plies, keep, window, cube)
+
+
+def _mover_values(onroll, sort: bool = True):
+    """Plays' ``(probs, equity, order)`` for the mover from their results'
+    probabilities ``onroll`` for the player on roll: :func:`invert`,
+    :func:`equity` and (``sort``, else None) the rows best first, ties in
+    row order, in one kernel call."""
+    return _k.mover_values(np.ascontiguousarray(onroll, dtype=np.float64), sort)
+
+
+def _rank_generated(ev: Evaluator, b: np.ndarray, offsets, res, moves, plies: int, keep: int,
+                    window: float, cube) -> RankedBatch:
+    """:func:`rank_plays_batch` of checked boards ``b`` whose legal plays
+    (``offsets``, results ``res``, ``moves``) are already generated."""
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(b.shape[0]), counts)
-    onroll = ev.evaluate_batch(res) if len(res) else np.zeros((0, 5))
-    vals = invert(onroll)
-    e0 = equity(vals)
+    onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
+    one = b.shape[0] == 1
+    vals, e0, order0 = _mover_values(onroll, sort=one)
     cubeful = mwc = None
     if cube is not None:
         # cubeful: each play valued by the kernel's cube model at the mover's context
@@ -556,8 +568,10 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
         key = pubeval_score(res, contact=contact[seg]) if len(res) else e0
     else:
         key = e0
-    order = np.lexsort((-key, seg))                   # stable: ties keep generation order
+    # stable: ties keep generation order (one board by equity: the kernel's order)
+    order = order0 if key is e0 and one else np.lexsort((-key, seg))
     depth = np.zeros(len(res), dtype=np.int64)
+    cubeless = e0
     if plies > 0 and len(res):
         ref = e0 if cube is None else cubeful
         # per board: its best `keep` at 0 ply within `window` of its best
@@ -577,17 +591,18 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
                 res[deep], onroll[deep], ctx[deep], rows, plies)
             eq = cubeful
         depth[deep] = plies
+        cubeless = equity(vals)
         # deeper values first, then 0-ply leftovers
         order = np.lexsort((np.arange(len(res)), -eq, -depth, seg))
     if cube is not None:
         match = rows[:, _cube.ContextColumn.MATCH] != 0
         if match.any():
             mwc = np.where(match[ctx], value, np.nan)
-    return RankedBatch(offsets, res, moves, vals, equity(vals), depth, order, cubeful, mwc)
+    return RankedBatch(offsets, res, moves, vals, cubeless, depth, order, cubeful, mwc)
 
 
 def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
-               keep: int = 8, window: float = 0.16, cube=None) -> list[RankedPlay]:
+               keep: int = 8, window: float = 0.16, cube=None) -> "RankedPlays":
     """The legal plays of ``position`` for d1-d2, best first, with their
     values for the mover.  Above 0 plies, move filtering: every play is
     ranked at 0 ply and only the best ``keep`` within ``window`` equity of
@@ -601,77 +616,29 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
     of the current cube; match: MWC (its EMG in ``cubeful``) -- with the
     opponent's cube decision after the play and, above 0 plies, the
     cubeful search of :func:`cubeful_equity`; the window applies to that
-    value.  Every :class:`RankedPlay` keeps its cubeless ``equity``."""
+    value.  Every :class:`RankedPlay` keeps its cubeless ``equity``.
+
+    Returns a :class:`RankedPlays`, a sequence of :class:`RankedPlay` that
+    makes each play object when it is read."""
     d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    batch = rank_plays_batch(pos.board[None], [[d1, d2]], plies=plies,
-                             evaluator=evaluator, keep=keep, window=window, cube=cube)
-    return batch.ranked(0, pos)
+    ev = get_evaluator(evaluator)
+    one = _movegen.legal_plays_one(pos.board, d1, d2, True, False)         # one board's plays
+    if one is None:          # the single-board generator is in use (a call from a finalizer)
+        one = legal_plays_batch(pos.board, (d1, d2), validate=False, with_moves=True)[1:]
+    res, moves = one
+    if plies == 0 and cube is None and type(ev) is not PubevalEvaluator:
+        # cubeless at 0 ply: one evaluation of the plays, ranked as
+        # _rank_generated ranks them (the same values and order)
+        onroll = ev.evaluate_batch(res.view(_CheckedBoards)) if len(res) else np.zeros((0, 5))
+        vals, eq, rows = _mover_values(onroll)
+        return RankedPlays(pos, rows, res, moves, vals, eq, np.zeros(len(res), dtype=np.int64))
+    offsets = np.array([0, len(res)], dtype=np.int64)
+    batch = _rank_generated(ev, pos.board[None], offsets, res, moves, plies, keep, window, cube)
+    return batch.plays(0, pos)
 
 
 def best_play(position, d1: int, d2: int, *, plies: int = 0, evaluator="net"):
     """The chosen play (a :class:`bgfast.movegen.Play`), or None if the roll cannot be played."""
     ranked = rank_plays(position, d1, d2, plies=plies, evaluator=evaluator)
     return ranked[0].play if ranked else None
-
-
-# ---------------------------------------------------------------- calibration
-
-def _logistic_fit(X: np.ndarray, y: np.ndarray, iters: int = 50, ridge: float = 1.0) -> np.ndarray:
-    """Maximum-likelihood w of P(y) = 1 / (1 + exp(-X w)), by Newton (X's last
-    column = 1), with a small ridge on the other coefficients (it keeps them
-    finite when a feature separates the outcomes, e.g. no gammon once a
-    checker is off)."""
-    w = np.zeros(X.shape[1])
-    w[-1] = float(np.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6)))
-    R = ridge * np.eye(X.shape[1])
-    R[-1, -1] = 1e-9
-    for _ in range(iters):
-        z = np.clip(X @ w, -40, 40)
-        p = 1 / (1 + np.exp(-z))
-        g = X.T @ (y - p) - R @ w
-        H = (X * (p * (1 - p))[:, None]).T @ X + R
-        step = np.linalg.solve(H, g)
-        w = w + step
-        if np.abs(step).max() < 1e-10:
-            break
-    return w
-
-
-def fit_pubeval_calibration(games: int = 20000, seed: int = 1, batch: int = 2000) -> dict:
-    """Fit the logistic map from pubeval's score (and a few race features) to
-    the 5 probabilities, on seeded pubeval self-play from the opening: every
-    play's result with the game's final outcome for its mover.  Returns the
-    ``calibration.json`` document (per class race/contact, per outcome the
-    coefficients of ``_evaluate.CAL_FEATURES``) with sample sizes and
-    log-losses."""
-    from . import _rollout
-
-    feats, outs, contact = [], [], []
-    for first in range(0, int(games), batch):
-        n = min(batch, int(games) - first)
-        boards, parity, gid, results, winner = _rollout.selfplay_samples(
-            n, int(seed), POLICY_PUBEVAL, first)
-        same = parity == winner[gid]
-        outs.append(np.where(same[:, None], results[gid], invert(results[gid])))
-        feats.append(_k.calibration_features(boards))
-        contact.append(classify_boards(boards) == PositionClass.CONTACT)
-    F, Y, C = np.concatenate(feats), np.concatenate(outs), np.concatenate(contact)
-    doc = {"games": int(games), "seed": int(seed), "policy": "pubeval",
-           "features": list(_k.CAL_FEATURES),
-           "note": "P(outcome for the mover) = 1/(1+exp(-sum(coef * feature))) for a play's "
-                   "result (mover in row 0); score = pubeval with the weights of the result's "
-                   "own class; pips = (opponent pips - mover pips)/sqrt(pip sum); off = "
-                   "checkers borne off / 15; bar = checkers on the bar"}
-    for cname, mask in (("race", ~C), ("contact", C)):
-        X, y = F[mask], Y[mask]
-        doc[cname] = {}
-        loss = {}
-        for k, name in enumerate(PROB_NAMES):
-            w = _logistic_fit(X, y[:, k])
-            doc[cname][name] = [float(v) for v in w]
-            p = np.clip(1 / (1 + np.exp(-np.clip(X @ w, -40, 40))), 1e-12, 1 - 1e-12)
-            loss[name] = float(-(y[:, k] * np.log(p) + (1 - y[:, k]) * np.log(1 - p)).mean())
-        doc[cname + "_samples"] = int(mask.sum())
-        doc[cname + "_logloss"] = loss
-    return doc

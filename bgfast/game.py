@@ -38,7 +38,7 @@ import numpy as np
 
 from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError
 from .formats import (CubeOwner, GameState, MatchState, Resignation, XGID, apply_moves,
-                      check_dice, match_play)
+                      check_dice, expand_steps, match_play, parse_play)
 from .movegen import Play, legal_plays
 from .position import INITIAL_BOARD, Position
 
@@ -66,7 +66,7 @@ _short.maxlist = _short.maxtuple = _short.maxdict = 6
 _short.maxlevel = 3
 
 
-def _quote(value) -> str:
+def quote(value) -> str:
     """A short ``repr`` of record data for an error message (bounded in
     length and depth, whatever the data)."""
     return _short.repr(value)
@@ -84,24 +84,24 @@ def check_name(name) -> str:
     check.
     """
     if not isinstance(name, str):
-        raise BgfastError(f"a player's name must be a string, not {_quote(name)}")
+        raise BgfastError(f"a player's name must be a string, not {quote(name)}")
     if not name.strip():
         raise BgfastError("a player's name cannot be empty")
     if len(name) > MAX_NAME_LENGTH:
         raise BgfastError(f"a player's name has at most {MAX_NAME_LENGTH} characters, "
-                          f"not {len(name)}: {_quote(name)}")
+                          f"not {len(name)}: {quote(name)}")
     if name != name.strip():
-        raise BgfastError(f"a player's name cannot start or end with spaces: {_quote(name)}")
+        raise BgfastError(f"a player's name cannot start or end with spaces: {quote(name)}")
     for ch in name:
         if unicodedata.category(ch) in _BAD_NAME_CATEGORIES:
             raise BgfastError(f"a player's name cannot contain the control character "
-                              f"U+{ord(ch):04X}: {_quote(name)}")
+                              f"U+{ord(ch):04X}: {quote(name)}")
     return name
 
 
 def _check_names(names) -> tuple[str, str]:
     if isinstance(names, (str, bytes)) or not isinstance(names, (tuple, list)) or len(names) != 2:
-        raise BgfastError(f"a match has two player names, not {_quote(names)}")
+        raise BgfastError(f"a match has two player names, not {quote(names)}")
     return check_name(names[0]), check_name(names[1])
 
 
@@ -109,7 +109,7 @@ def _check_length(length, what: str = "match length") -> int:
     if isinstance(length, bool) or not isinstance(length, (int, np.integer)) \
             or not 0 <= length <= MAX_MATCH_LENGTH:
         raise BgfastError(f"{what} must be an integer from 0 (money) to {MAX_MATCH_LENGTH}, "
-                          f"not {_quote(length)}")
+                          f"not {quote(length)}")
     return int(length)
 
 
@@ -274,12 +274,12 @@ class Action:
         if not isinstance(data, (list, tuple)) or len(data) not in (2, 3) \
                 or not isinstance(data[0], str) or data[0] not in _ACTIONS \
                 or not _is_int(data[1]) or data[1] not in (-1, 0, 1):
-            raise InvalidRecordError(f"not an action: {_quote(data)}")
+            raise InvalidRecordError(f"not an action: {quote(data)}")
         kind, player = data[0], int(data[1])
         extra = data[2] if len(data) == 3 else None
-        bad = InvalidRecordError(f"action {_quote(data)} has a malformed argument")
+        bad = InvalidRecordError(f"action {quote(data)} has a malformed argument")
         if (kind == "opening") != (player == -1):
-            raise InvalidRecordError(f"not an action: {_quote(data)}")
+            raise InvalidRecordError(f"not an action: {quote(data)}")
         if kind in ("opening", "roll"):
             if not _int_list(extra, 2):
                 raise bad
@@ -350,11 +350,11 @@ class Game:
                  post_crawford: bool = False):
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
-            raise BgfastError(f"rules must be a Rules, not {_quote(rules)}")
+            raise BgfastError(f"rules must be a Rules, not {quote(rules)}")
         self.match_length = _check_length(match_length, "match_length")
         self.rules.check_for_match(self.match_length)
         if not _int_list(score, 2):
-            raise BgfastError(f"score must be a pair of integers, not {_quote(score)}")
+            raise BgfastError(f"score must be a pair of integers, not {quote(score)}")
         self.score = (int(score[0]), int(score[1]))
         if min(self.score) < 0 or (self.match_length and max(self.score) >= self.match_length):
             raise BgfastError(f"score {self.score} is impossible before a game of a "
@@ -375,11 +375,11 @@ class Game:
         if not _is_int(cube_value) or not 1 <= cube_value <= 1 << 15 \
                 or cube_value & (cube_value - 1):
             raise BgfastError(f"cube_value must be a power of two from 1 to 32768, "
-                              f"not {_quote(cube_value)}")
+                              f"not {quote(cube_value)}")
         if cube_owner is not None and not (_is_int(cube_owner) and cube_owner in (0, 1)):
-            raise BgfastError(f"cube_owner must be None (centred), 0 or 1, not {_quote(cube_owner)}")
+            raise BgfastError(f"cube_owner must be None (centred), 0 or 1, not {quote(cube_owner)}")
         if not (_is_int(on_roll) and on_roll in (0, 1)):
-            raise BgfastError(f"on_roll must be 0 or 1, not {_quote(on_roll)}")
+            raise BgfastError(f"on_roll must be 0 or 1, not {quote(on_roll)}")
         if self.crawford and (cube_value != 1 or cube_owner is not None):
             raise BgfastError("the cube stays centred at 1 in the Crawford game")
         self.cube_value = int(cube_value)
@@ -809,7 +809,7 @@ class Game:
             raise InvalidRecordError("not a game record: actions must be a list")
         try:
             if pos is not None and not isinstance(pos, str):
-                raise InvalidRecordError(f"start position {_quote(pos)} is not a Position ID")
+                raise InvalidRecordError(f"start position {quote(pos)} is not a Position ID")
             g = cls(_rules_from(data.get("rules", {})), match_length=data.get("match_length", 0),
                     score=data.get("score", (0, 0)), crawford=flags[0], post_crawford=flags[1],
                     position=None if pos is None else Position.from_position_id(pos),
@@ -897,7 +897,7 @@ class Match:
                  names=("Player 0", "Player 1")):
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
-            raise BgfastError(f"rules must be a Rules, not {_quote(rules)}")
+            raise BgfastError(f"rules must be a Rules, not {quote(rules)}")
         self.length = _check_length(length)
         self.rules.check_for_match(self.length)
         self.names = _check_names(names)
@@ -985,7 +985,7 @@ class Match:
                     optional=("length", "rules", "names", "seed", "rng_state"))
         seed = data.get("seed")
         if seed is not None and not (_is_int(seed) and seed >= 0):
-            raise InvalidRecordError(f"not a match record: seed {_quote(seed)} is not a "
+            raise InvalidRecordError(f"not a match record: seed {quote(seed)} is not a "
                                      "non-negative integer")
         games = data["games"]
         if not isinstance(games, list) or not all(isinstance(g, list) for g in games):
@@ -1016,7 +1016,7 @@ def _check_keys(data, what: str, required=(), optional=()) -> None:
                                  f"not {type(data).__name__}")
     extra = [k for k in data if k not in required and k not in optional]
     if extra:
-        raise InvalidRecordError(f"not a {what} record: unknown field {_quote(extra[0])}")
+        raise InvalidRecordError(f"not a {what} record: unknown field {quote(extra[0])}")
     missing = [k for k in required if k not in data]
     if missing:
         raise InvalidRecordError(f"not a {what} record: field {missing[0]!r} is missing")
@@ -1024,11 +1024,11 @@ def _check_keys(data, what: str, required=(), optional=()) -> None:
 
 def _rules_from(data) -> Rules:
     if not isinstance(data, dict):
-        raise InvalidRecordError(f"rules must be a JSON object, not {_quote(data)}")
+        raise InvalidRecordError(f"rules must be a JSON object, not {quote(data)}")
     names = {f.name for f in fields(Rules)}
     for k in data:
         if k not in names:
-            raise InvalidRecordError(f"unknown rule {_quote(k)}")
+            raise InvalidRecordError(f"unknown rule {quote(k)}")
     try:
         return Rules(**data)
     except BgfastError as exc:
@@ -1053,7 +1053,7 @@ def _set_rng_state(rng: np.random.Generator, state) -> None:
           and _is_int(state["has_uint32"]) and state["has_uint32"] in (0, 1)
           and _is_int(state["uinteger"]) and 0 <= state["uinteger"] < 1 << 32)
     if not ok:
-        raise InvalidRecordError(f"rng_state {_quote(state)} is not a state of the "
+        raise InvalidRecordError(f"rng_state {quote(state)} is not a state of the "
                                  "PCG64 dice generator")
     try:
         rng.bit_generator.state = state
@@ -1069,7 +1069,7 @@ def _replay(game: Game, actions, where: str) -> None:
         try:
             game.apply(Action.from_list(raw))
         except BgfastError as exc:
-            raise InvalidRecordError(f"{where}action {j + 1} {_quote(raw)}: {exc}") from None
+            raise InvalidRecordError(f"{where}action {j + 1} {quote(raw)}: {exc}") from None
 
 
 def money_session(rules: Rules | None = None, *, seed=None, names=("Player 0", "Player 1")) -> Match:
@@ -1195,8 +1195,6 @@ class PartialPlay:
         to a legal play.  The written segments are split into single-die
         steps by :func:`bgfast.formats.expand_steps`, each step keeping a
         legal play possible."""
-        from .formats import expand_steps, parse_play
-
         me, opp, pool = self._stack[-1]
         segments = parse_play(np.stack([opp, me]), text)
         if not segments:

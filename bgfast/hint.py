@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analyze import AnalysisSettings, _probabilities, decide_cube, parse_record
-from .cube import CubeContext
+from .analyze import parse_record
+from .cube import CubeContext, decide_cube
 from .errors import BgfastError, InvalidDiceError
-from .evaluate import PROB_NAMES, evaluate_cube, rank_plays
+from .evaluate import PROB_NAMES, evaluate_cube, rank_plays, sourced_probabilities
 from .formats import check_dice
 from .position import Position, PositionClass, as_board
 
@@ -256,8 +256,9 @@ def _cube_hint(pos, ctx, ply, evaluator, trials, seed) -> Hint:
         rollout = r.to_dict()
         dec = decide_cube(pos, ctx, probs, exact)
     else:
-        probs, source, exact = _probabilities([pos], AnalysisSettings(ply=0, evaluator=evaluator))[0]
-        if exact is not None:        # the two-sided table: exact probabilities and money equities
+        got = sourced_probabilities(pos.board[None], 0, evaluator)
+        probs, source, exact = got.probs[0], got.source(0, evaluator), got.exact_money[0]
+        if got.exact[0]:      # the bear-off tables: exact probabilities (and money equities)
             dec = decide_cube(pos, ctx, probs, exact)
         else:
             dec = evaluate_cube(pos, ctx, plies=ply, evaluator=evaluator)

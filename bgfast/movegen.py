@@ -66,7 +66,28 @@ def _kernel_failure(i: int, code: int) -> BgfastError:
     return InvalidPositionError(f"board {i}: move generation failed ({what})")
 
 
+def _one_pair(dice) -> tuple[int, int] | None:
+    """``(d1, d2)`` when ``dice`` is plainly one valid roll -- a pair of ints
+    1..6 (a tuple or list, or one such pair in a list) -- else None: the
+    caller then checks ``dice`` in full with :func:`_as_dice`."""
+    if type(dice) in (tuple, list) and len(dice) == 1:
+        dice = dice[0]
+    if type(dice) in (tuple, list) and len(dice) == 2:
+        a, b = dice
+        if type(a) is int and type(b) is int and 1 <= a <= 6 and 1 <= b <= 6:
+            return a, b
+    return None
+
+
 def _run(boards, dice, validate: bool, with_moves: bool):
+    if isinstance(boards, np.ndarray):
+        # one board and one roll: the kernel's single-board entry (no batch set-up)
+        pair = _one_pair(dice)
+        if pair is not None:
+            one = _movegen.legal_plays_one(boards, pair[0], pair[1], with_moves, validate)
+            if one is not None:
+                results, moves = one
+                return np.array([0, len(results)], dtype=np.int64), results, moves
     b = as_boards(boards, validate=validate)
     d = _as_dice(dice, b.shape[0])
     offsets, results, moves, failure = _movegen.legal_plays_batch(b, d, with_moves)
@@ -135,15 +156,43 @@ class Play:
         return f"<Play {self.notation} -> {self.position.position_id()}>"
 
 
+def _frozen(cls, fields: dict):
+    """An instance of the frozen dataclass ``cls`` (one without
+    ``__post_init__``) holding ``fields`` (every field, by name): equal to
+    ``cls(**fields)``, made in one step instead of one
+    ``object.__setattr__`` per field (plays are made by the dozen)."""
+    obj = object.__new__(cls)
+    object.__setattr__(obj, "__dict__", fields)
+    return obj
+
+
 def legal_plays(position, d1: int, d2: int) -> list[Play]:
     """Every legal play of ``position`` (a Position or a board) for the roll d1-d2."""
     pos = position if isinstance(position, Position) else Position(as_board(position))
-    _offsets, results, moves = _run(pos.board[None], [[d1, d2]], False, True)
-    plays = []
-    for res, mv in zip(results, moves):
-        steps = tuple((int(a), int(b)) for a, b in mv if a >= 0)
-        plays.append(Play(pos, steps, Position(res)))
-    return plays
+    _offsets, results, moves = _run(pos.board, (d1, d2), False, True)
+    return [_frozen(Play, {"before": pos, "moves": steps, "position": after})
+            for steps, after in zip(_play_steps(moves), Position._many_checked(results))]
+
+
+def _play_steps(moves) -> list[tuple]:
+    """The (from, to) steps of each play of ``moves`` (``int8[M, 4, 2]`` as
+    :func:`legal_plays_batch` gives them, padded with -1) as tuples.  The
+    tuples are kept by the play's 8 move bytes (up to 200,000 of them), so
+    a play seen before costs one dict look-up."""
+    codes = np.ascontiguousarray(moves).reshape(len(moves), 8).view(np.int64).ravel().tolist()
+    known = _STEPS
+    out = [known.get(c) for c in codes]
+    if None in out:
+        if len(known) > 200_000:
+            known.clear()
+        for i in [i for i, t in enumerate(out) if t is None]:
+            t = out[i] = tuple((a, b) for a, b in moves[i].tolist() if a >= 0)
+            known[codes[i]] = t
+    return out
+
+
+# the step tuples of the plays seen so far, by their 8 move bytes (see _play_steps)
+_STEPS: dict[int, tuple] = {}
 
 
 def count_shots(boards, *, validate: bool = True) -> np.ndarray:

@@ -41,12 +41,12 @@ import numpy as np
 from . import _net
 from ._files import atomic_open
 from .errors import DatabaseError
-from .evaluate import Evaluator, register_evaluator, _boards_and_dice, _ensure_tables
+from ._evaluator import Evaluator, boards_and_dice, ensure_tables
 from .movegen import _kernel_failure
 from .position import as_boards
 
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
-           "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum",
+           "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES"]
 
 FORMAT_VERSION = 1
@@ -95,13 +95,13 @@ class Net:
         """0-ply probabilities float64[N, 5] for the player on roll."""
         b = as_boards(boards)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         return self.model.evaluate(b, tables, nthreads)
 
     def evaluate_plies(self, boards, plies: int, *, tables: bool = True) -> np.ndarray:
         b = as_boards(boards)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         return self.model.evaluate_plies(b, int(plies), tables)
 
     def choose(self, boards, dice, *, plies: int = 0, noise: float = 0.0, seed: int = 0,
@@ -109,9 +109,9 @@ class Net:
         """The play chosen for each (board, dice) at ``plies`` (0, 1, 2) with
         Gaussian equity noise of std ``noise`` (seeded): ``(counts int64[N],
         results uint8[N, 2, 25])``, results with the turn passed."""
-        b, d = _boards_and_dice(boards, dice)
+        b, d = boards_and_dice(boards, dice)
         if tables:
-            _ensure_tables()
+            ensure_tables()
         counts, results = self.model.choose(b, d, int(plies), float(noise), int(seed) & (2**64 - 1),
                                             tables)
         if counts.size and counts.min() < 0:
@@ -204,13 +204,24 @@ def default_weights_path():
 
 
 _DEFAULT = None
+#: The environment variable that names a weights file to use instead of the
+#: shipped net (by every evaluator, player and rollout named ``net``).
+WEIGHTS_ENV = "BGFAST_NET"
 
 
 def default_net() -> Net:
-    """The shipped net (loaded once)."""
+    """The net named ``net`` everywhere (loaded once): the weights file
+    named by ``$BGFAST_NET`` when it is set, else the shipped net."""
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = load(default_weights_path())
+        path = os.environ.get(WEIGHTS_ENV, "").strip()
+        if path:
+            try:
+                _DEFAULT = load(path)
+            except NetFileError as exc:
+                raise NetFileError(f"${WEIGHTS_ENV}: {exc}") from None
+        else:
+            _DEFAULT = load(default_weights_path())
     return _DEFAULT
 
 
@@ -221,7 +232,7 @@ class NetEvaluator(Evaluator):
     look-ahead; :meth:`choose` picks plays at that depth."""
 
     name = "net"
-    kernel = None          # not a slot of the rollout kernel (yet)
+    kernel = None          # no fixed slot: rollouts install the net in one (rollout.NET_EVALUATOR_SLOT)
 
     def __init__(self, net: Net | str | os.PathLike | None = None, plies: int = 0,
                  nthreads: int = 1):
@@ -241,5 +252,3 @@ class NetEvaluator(Evaluator):
     def choose(self, boards, dice):
         return self.net.choose(boards, dice, plies=self.plies)
 
-
-register_evaluator("net", NetEvaluator)

@@ -18,22 +18,31 @@ Shipped players:
 * :class:`Heuristic` -- a one-ply hand-written evaluation (race, blots in
   reach of a shot, points and primes, the bar, the bear-off) with a simple
   cube strategy.
+* :class:`LevelPlayer` -- a computer level of :mod:`bgfast.levels` (Beginner
+  to Expert, pubeval, a net file), with cube and resignation decisions
+  through the cube layer (:func:`make_player`, :func:`make_level_player`).
 
 :func:`play_game` and :func:`play_match` run games between two players.
 """
 from __future__ import annotations
 
 import abc
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .game import Game, Match, Phase, ResultKind, max_result
+from .errors import BgfastError
+from .game import Game, Match, Phase, ResultKind, max_result, result_kind
 from .movegen import Play, count_shots
-from .position import Position, classify_boards
+from .position import Position, PositionClass, classify_boards
+
+if TYPE_CHECKING:
+    from .levels import Level
 
 __all__ = ["Player", "Beginner", "Heuristic", "play_game", "play_match",
            "heuristic_scores", "win_estimate", "PLAYERS", "make_player", "worth",
-           "clear_resignation", "RESIGN_EPS"]
+           "clear_resignation", "RESIGN_EPS", "LevelPlayer", "make_level_player",
+           "result_value", "NET_LEVELS"]
 
 
 class Player(abc.ABC):
@@ -214,6 +223,196 @@ class Heuristic(Player):
 PLAYERS = {"beginner": Beginner, "heuristic": Heuristic}
 
 
+# ---------------------------------------------------------------------------
+# the computer levels
+# ---------------------------------------------------------------------------
+
+class LevelPlayer(Player):
+    """A computer level (:class:`bgfast.levels.Level`) as a player of the terminal game.
+
+    Plays: the level's choice among the legal plays.  Cube (all but
+    Beginner): at the game's cube, score, Crawford, Jacoby and beaver rules
+    (:meth:`bgfast.cube.CubeContext.from_game`), by :meth:`decide`: a net
+    level at 1 or 2 plies by the cubeful search at its plies
+    (:func:`bgfast.evaluate.evaluate_cube`), a 0-ply net level by the cube
+    model (:func:`bgfast.cube.cube_decision`) on the net's probabilities
+    (pubeval: the composite evaluator's), with exact ones and exact cubeful
+    money equities in two-sided bear-offs.  It doubles when the proper action doubles, passes
+    a double that should be passed, beavers when beavering is right, and
+    otherwise takes.  Resignations: it accepts one worth at least the
+    position to it (:meth:`value`, at the score) and offers one when its
+    game is lost beyond doubt.  Beginner never doubles, always takes and
+    never resigns.
+    """
+
+    def __init__(self, level: Level | str, seed=None):
+        from . import levels   # with the first level player: the CLI's start-up does without it
+
+        self._levels = levels
+        self.level = levels.get_level(level) if isinstance(level, str) else level
+        self.name = self.level.name
+        self.rng = np.random.default_rng(seed)
+
+    def choose_play(self, game, plays):
+        if len(plays) == 1:
+            return plays[0]
+        results = np.stack([p.position.board for p in plays])
+        if self.level.kind == self._levels.RANDOM:
+            return plays[int(self.rng.integers(len(plays)))]
+        if self.level.kind == self._levels.PUBEVAL:
+            from .evaluate import pubeval_score
+
+            # pubeval scores with the weights of the position before the move
+            contact = game.position().classify() == PositionClass.CONTACT
+            return plays[int(np.argmax(pubeval_score(results, contact=contact)))]
+        seed = int(self.rng.integers(2**63))
+        return plays[self._levels.pick_result(self.level, results, seed)]
+
+    def probabilities(self, position):
+        """This level's cubeless probabilities for the player on roll and
+        the two-sided table's exact cubeful money equities (None outside
+        it), by :func:`bgfast.evaluate.sourced_probabilities` with the
+        level's evaluator: the net at the level's plies (pubeval: the
+        composite evaluator)."""
+        from .evaluate import get_evaluator, sourced_probabilities
+
+        if self.level.kind == self._levels.NET:
+            ev, plies = self.level.net, self.level.plies
+        else:
+            ev, plies = get_evaluator("composite"), 0
+        got = sourced_probabilities(position.board[None], plies, ev)
+        exact = got.exact_money[0]
+        return got.probs[0], (exact if np.isfinite(exact).all() else None)
+
+    def decide(self, position, context):
+        """The :class:`bgfast.cube.CubeDecision` of the player on roll in
+        ``position`` at the :class:`bgfast.cube.CubeContext` ``context``, by
+        this level: a net level at n plies by the n-ply cubeful search
+        (:func:`bgfast.evaluate.evaluate_cube`), the others by the cube
+        model on :meth:`probabilities`."""
+        if self.level.kind == self._levels.NET and self.level.plies:
+            from .evaluate import evaluate_cube
+
+            return evaluate_cube(position, context, plies=self.level.plies,
+                                 evaluator=self._evaluator())
+        from .cube import decide_cube
+
+        probs, exact = self.probabilities(position)
+        return decide_cube(position, context, probs, exact)
+
+    def _evaluator(self):
+        """The level's net as a 0-ply :class:`bgfast.evaluate.Evaluator` (made once)."""
+        ev = getattr(self, "_net_evaluator", None)
+        if ev is None:
+            from .net import NetEvaluator
+
+            ev = self._net_evaluator = NetEvaluator(self.level.net)
+        return ev
+
+    def cube_decision(self, game):
+        """The cube decision of the player on roll (the doubler while a
+        double is offered), by this level."""
+        from .cube import CubeContext
+
+        pos = game.position()            # the player on roll (the doubler) in row 1
+        return self.decide(pos, CubeContext.from_game(game, game.turn))
+
+    def wants_to_double(self, game):
+        if self.level.kind == self._levels.RANDOM:
+            return False
+        return self.cube_decision(game).action.doubles
+
+    def respond_to_double(self, game):
+        if self.level.kind == self._levels.RANDOM:
+            return "take"
+        dec = self.cube_decision(game)
+        if dec.action.takes is False:
+            return "drop"
+        if dec.beaver and game.can_beaver():
+            return "beaver"
+        return "take"
+
+    # -- resignations -------------------------------------------------------------
+    def value(self, game, player: int) -> float:
+        """What the game is worth to ``player`` by this level, with the cube:
+        the cubeful equity in points (equity per cube x cube) for money, the
+        match winning chance at a match score.
+
+        Before a roll it is the cube decision of the player on roll (doubling
+        if the level would and the cube is theirs); after a roll, that of the
+        opponent after this level's play of the dice (or the result, if the
+        play ends the game).  A pending resignation is looked through.
+        """
+        from .cube import CubeContext
+
+        if game.turn_phase == Phase.MOVE:
+            mover = game.turn
+            after = self.choose_play(game, game.legal_plays()).position
+            finished = result_kind(after)   # row 0 = the mover, who may have borne off
+            if finished is not None:
+                return result_value(game, player, mover, game.resignation_points(finished[1]))
+            roller, pos = 1 - mover, after
+        else:
+            roller, pos = game.turn, game.position(game.turn)
+        dec = self.decide(pos, CubeContext.from_game(game, roller))
+        doubles = game.cube_available(roller) and dec.action.doubles
+        if game.is_money:
+            v = (dec.best_equity if doubles else dec.no_double) * game.cube_value
+            return v if player == roller else -v
+        mwc = min(dec.mwc_double_take, dec.mwc_double_pass) if doubles else dec.mwc_no_double
+        return mwc if player == roller else 1.0 - mwc
+
+    def accepts_resignation(self, game, kind):
+        """Accept when the offer is worth at least the position to this
+        level (:meth:`value`: points for money, MWC at a match score), less
+        what an outcome of :data:`RESIGN_EPS` could be worth
+        (3 cubes in money, the whole match in MWC) -- the chances
+        :func:`clear_resignation` ignores, so a level takes
+        the resignations a level offers.  Beginner keeps the base rule."""
+        if self.level.kind == self._levels.RANDOM:
+            return super().accepts_resignation(game, kind)
+        me = 1 - game.resignation_offer[0]
+        offer = result_value(game, me, me, game.resignation_points(kind))
+        slack = RESIGN_EPS * (3 * game.cube_value if game.is_money else 1.0)
+        return offer >= self.value(game, me) - slack
+
+    def wants_to_resign(self, game):
+        """Offer a resignation when the game is lost beyond doubt by this
+        level's probabilities (:func:`clear_resignation`).
+        Beginner never resigns."""
+        if self.level.kind == self._levels.RANDOM:
+            return 0
+        probs, _exact = self.probabilities(game.position(game.turn))
+        return clear_resignation(game, game.turn, probs)
+
+
+def result_value(game, player: int, winner: int, points: int) -> float:
+    """What ``winner`` winning ``points`` in ``game`` is worth to ``player``:
+    points (+ or -) for money, ``player``'s match winning chance after the
+    game at a match score (by the default match equity table; the next game
+    is the Crawford game when the result first brings a side to match point,
+    else post-Crawford once a side is there)."""
+    if game.is_money:
+        return float(points if winner == player else -points)
+    from .met import get_table
+
+    n = game.match_length
+    away = [n - game.score[player], n - game.score[1 - player]]
+    away[0 if winner == player else 1] -= points
+    a, b = away
+    if a <= 0:
+        return 1.0
+    if b <= 0:
+        return 0.0
+    crawford_done = max(game.score) == n - 1 or not game.rules.crawford
+    return get_table().mwc(a, b, post_crawford=crawford_done and (a == 1) != (b == 1))
+
+
+def make_level_player(name: str, seed=None) -> "LevelPlayer":
+    """A terminal-game player for a level name (see :func:`bgfast.levels.get_level`)."""
+    return LevelPlayer(name, seed)
+
+
 #: The computer levels of the reference app above Beginner (bgfast.levels, on the net).
 NET_LEVELS = ("easy", "medium", "hard", "expert")
 
@@ -223,12 +422,8 @@ def make_player(name: str, seed=None) -> Player:
     ``easy``, ``medium``, ``hard``, ``expert`` (the shipped neural net)."""
     key = name.lower()
     if key in NET_LEVELS:
-        from .levels import make_level_player
-
         return make_level_player(key, seed)
     if key not in PLAYERS:
-        from .errors import BgfastError
-
         raise BgfastError(f"unknown player {name!r}; choose from "
                           f"{', '.join(list(PLAYERS) + list(NET_LEVELS))}")
     cls = PLAYERS[key]

@@ -150,9 +150,8 @@ def unpack(keys) -> np.ndarray:
         if arr.size and (arr.min() < 0 or arr.max() > 255):
             raise InvalidIdError("key bytes must lie in 0..255")
     boards, status = _board.unpack(np.ascontiguousarray(arr, dtype=np.uint8))
-    bad = np.nonzero(status)[0]
-    if bad.size:
-        i = int(bad[0])
+    if status.any():
+        i = int(np.flatnonzero(status)[0])
         why = ("it describes fewer than 50 slots (too many checkers)" if status[i] == -1
                else "bits are set after the last slot")
         raise InvalidIdError(f"key {i} is not a valid position key: {why}")
@@ -191,8 +190,8 @@ def decode_base64_id(text: str, length: int, what: str) -> bytes:
         raise InvalidIdError(f"a {what} must be a string, not {type(text).__name__}")
     if len(text) != length:
         raise InvalidIdError(f"a {what} has {length} characters, not {len(text)}: {text!r}")
-    bad = [c for c in text if c not in _B64]
-    if bad:
+    if not _B64.issuperset(text):
+        bad = [c for c in text if c not in _B64]
         raise InvalidIdError(f"{what} {text!r} has a character outside base64: {bad[0]!r}")
     pad = "=" * (-len(text) % 4)
     try:
@@ -244,7 +243,7 @@ class Position:
         """From gnubg's 10-byte position key (bytes)."""
         if not isinstance(key, (bytes, bytearray, memoryview)):
             raise InvalidIdError(f"a position key is 10 bytes, not {type(key).__name__}")
-        return cls(unpack(np.frombuffer(bytes(key), dtype=np.uint8))[0])
+        return cls._many_checked(unpack(np.frombuffer(bytes(key), dtype=np.uint8)))[0]
 
     @classmethod
     def from_position_id(cls, position_id: str) -> "Position":
@@ -324,16 +323,23 @@ class Position:
         """Positions of ``uint8[N, 2, 25]`` boards, validated, packed (and
         classified) in one vectorised pass each, not one per board."""
         arr = as_boards(boards)
-        keys = _board.pack(arr)
-        classes = classify_boards(arr) if classify else None
+        return cls._many_checked(arr, classify_boards(arr) if classify else None)
+
+    @classmethod
+    def _many_checked(cls, boards: np.ndarray, classes=None) -> list["Position"]:
+        """Positions of C-contiguous ``uint8[N, 2, 25]`` boards known to be
+        possible (results of move generation, checked boards): one pack for
+        all; each board a read-only row of one copy of ``boards``."""
+        arr = boards.copy()
+        arr.flags.writeable = False
+        keys = _board.pack(arr).tobytes()
+        new = cls.__new__
         out = []
         for i in range(arr.shape[0]):
-            pos = cls.__new__(cls)
-            b = arr[i].copy()
-            b.flags.writeable = False
-            pos._board = b
-            pos._key = keys[i].tobytes()
-            pos._class = _CLASSES[classes[i]] if classify else None
+            pos = new(cls)
+            pos._board = arr[i]
+            pos._key = keys[10 * i:10 * i + 10]
+            pos._class = None if classes is None else _CLASSES[classes[i]]
             out.append(pos)
         return out
 
@@ -398,23 +404,10 @@ def classify_boards(boards: np.ndarray) -> np.ndarray:
     Contact means some checker of one side still has an opposing checker in
     front of it: the on-roll side's rearmost checker (highest point, bar =
     25) is behind the opponent's rearmost checker seen from the same side.
+    The rule is written once, in the board kernel (``bgfast._board``), which
+    every other kernel uses too.
     """
-    boards = np.asarray(boards)
-    n = boards.shape[0]
-    present = boards > 0
-    totals = boards.sum(axis=2)
-    idx = np.arange(25)
-    # rearmost checker index per side (-1 if none)
-    back = np.where(present, idx, -1).max(axis=2)
-    # side 1's rearmost at its index b1 is the opponent's point 24 - b1 (index 23 - b1);
-    # contact iff that lies beyond side 0's rearmost, i.e. b1 + b0 >= 23 (bars count as 24)
-    contact = (back[:, 0] >= 0) & (back[:, 1] >= 0) & (back[:, 0] + back[:, 1] >= 23)
-    home = (np.where(present, idx, -1).max(axis=2) <= 5)
-    out = np.full(n, PositionClass.RACE, dtype=np.int8)
-    out[home.all(axis=1)] = PositionClass.BEAROFF
-    out[contact] = PositionClass.CONTACT
-    out[(totals == 0).any(axis=1)] = PositionClass.OVER
-    return out
+    return _board.board_classes(np.ascontiguousarray(boards, dtype=np.uint8))
 
 
 # ---------------------------------------------------------------------------

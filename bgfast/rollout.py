@@ -58,7 +58,7 @@ from ._workers import WorkerError, cores, ordered_map
 from .cube import CubeContext, CubeDecision, valued_decisions
 from .errors import BgfastError, InvalidCubeError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
-                       _ensure_tables, invert)
+                       ensure_tables as _ensure_tables, invert)
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 

@@ -37,8 +37,9 @@ import os
 import secrets
 from pathlib import Path
 
+from ._files import atomic_write
 from .errors import BgfastError, InvalidRecordError
-from .game import Match, _quote
+from .game import Match, quote
 
 __all__ = ["dumps", "loads", "save", "load", "install_key", "key_path", "MAX_LENGTH",
            "MAX_BYTES"]
@@ -155,7 +156,7 @@ def loads(data: bytes | str, key: bytes | None = None) -> Match:
         raise InvalidRecordError("not a saved bgfast match: the fields are format, version, "
                                  "match and mac")
     if doc["version"] != VERSION or isinstance(doc["version"], bool):
-        raise InvalidRecordError(f"a saved match of version {_quote(doc['version'])}; "
+        raise InvalidRecordError(f"a saved match of version {quote(doc['version'])}; "
                                  f"this bgfast reads version {VERSION}")
     if key is None:
         key = _read_key(key_path())
@@ -190,8 +191,6 @@ def _first_line(exc: Exception) -> str:
 
 def save(match: Match, path) -> None:
     """Write ``match`` to ``path`` (atomically), signed with this installation's key."""
-    from ._files import atomic_write
-
     atomic_write(path, dumps(match))
 
 

@@ -13,7 +13,7 @@ Two steps, each a command (``bgfast data positions`` and ``bgfast data label``):
 (``easy``, ``medium``), pubeval, random plays (``beginner``), a few games of
 ``expert``; ``gnubg`` through the optional gnubg-nn package when asked
 for).  The games are played by the duel's game loop
-(``bgfast.duel._py_game``) on the duel's dice streams, each player with
+(``bgfast.duel.py_game``) on the duel's dice streams, each player with
 seeds of its own.  Every position met after a play (the next player on roll,
 before the roll) is kept unless the game is over or the exact two-sided
 bear-off table covers it, or it was met before (by any player); each player
@@ -69,15 +69,17 @@ from typing import Callable
 import numpy as np
 
 from ._files import atomic_open, check_writable
+from ._workers import cores, ordered_map
 from .errors import BgfastError, DatabaseError
+from .evaluate import get_evaluator
 from .position import PositionClass, classify_boards, pack, unpack
 from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 
 __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_PLAYERS",
-           "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet",
+           "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
            "sample_positions", "save_positions", "load_positions", "label", "load_labels",
-           "label_files", "label_fields"]
+           "label_files", "label_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
 MAGIC = b"BGFTDATA"
@@ -143,8 +145,6 @@ def classify(boards) -> np.ndarray:
 def exact_covered(boards) -> np.ndarray:
     """``bool[N]``: finished games and the positions of the exact two-sided
     bear-off table (which need no label)."""
-    from .evaluate import get_evaluator
-
     return get_evaluator("exact").covers(boards)
 
 
@@ -243,8 +243,27 @@ def _require(arrays: dict, names, path) -> None:
 # positions
 # ---------------------------------------------------------------------------
 
+class KeyedRows:
+    """Rows of positions with their classes (``keys uint8[N, 10]``,
+    ``classes uint8[N]``): their number, boards and class counts."""
+
+    keys: np.ndarray
+    classes: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def boards(self) -> np.ndarray:
+        return unpack(self.keys)
+
+    def class_counts(self) -> dict:
+        c = np.bincount(self.classes, minlength=len(CLASSES))
+        return {name: int(c[i]) for i, name in enumerate(CLASSES)}
+
+
 @dataclass
-class PositionSet:
+class PositionSet(KeyedRows):
     """Positions to label: ``keys uint8[N, 10]`` (:func:`bgfast.pack`),
     ``classes uint8[N]`` (:data:`CLASSES`), ``sources uint8[N]`` (index into
     ``players``, the ``(name, weight)`` pairs that made them) and ``meta``
@@ -256,21 +275,10 @@ class PositionSet:
     players: tuple
     meta: dict = field(default_factory=dict)
 
-    def __len__(self) -> int:
-        return int(self.keys.shape[0])
-
-    @property
-    def boards(self) -> np.ndarray:
-        return unpack(self.keys)
-
     @property
     def digest(self) -> str:
         """SHA-256 of the keys in order: the identity the labels refer to."""
         return hashlib.sha256(np.ascontiguousarray(self.keys, dtype=np.uint8).tobytes()).hexdigest()
-
-    def class_counts(self) -> dict:
-        c = np.bincount(self.classes, minlength=len(CLASSES))
-        return {name: int(c[i]) for i, name in enumerate(CLASSES)}
 
     def source_counts(self) -> dict:
         c = np.bincount(self.sources, minlength=len(self.players))
@@ -331,11 +339,11 @@ def _game_player(name: str):
     """The duel player of ``name``, made once per process."""
     p = _PLAYERS.get(name)
     if p is None:
-        from .duel import GnubgPlayer, _LevelPlayer, get_player
+        from .duel import GnubgPlayer, PyLevelPlayer, get_player
 
         p = get_player(name)
         if not isinstance(p, GnubgPlayer):
-            p = _LevelPlayer(p)
+            p = PyLevelPlayer(p)
         _PLAYERS[name] = p
     return p
 
@@ -343,13 +351,13 @@ def _game_player(name: str):
 def _play_games(block, _args) -> np.ndarray:
     """The boards met in games ``first .. first + count - 1`` of a player:
     ``uint8[M, 2, 25]``, in game and play order."""
-    from .duel import _py_game
+    from .duel import py_game
 
     name, seed, first, count = block
     player = _game_player(name)
     boards: list = []
     for game in range(first, first + count):
-        _py_game([player, player], seed, game, 0, record=boards)
+        py_game([player, player], seed, game, 0, record=boards)
     if not boards:
         return np.zeros((0, 2, 25), dtype=np.uint8)
     return np.ascontiguousarray(np.stack(boards), dtype=np.uint8)
@@ -357,8 +365,6 @@ def _play_games(block, _args) -> np.ndarray:
 
 def _jobs(jobs) -> int:
     """Processes to use: ``jobs``, or every core when None."""
-    from ._workers import cores
-
     if jobs is None:
         return cores()
     if int(jobs) < 1:
@@ -378,8 +384,6 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     processes (default every core; the result does not depend on it).
     ``progress(done, n)`` is called as positions are found.
     """
-    from ._workers import ordered_map
-
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise BgfastError("the number of positions must be at least 1")
     if not 0 <= int(seed) < 2 ** 64:
@@ -464,7 +468,7 @@ def load_positions(path) -> PositionSet:
 # ---------------------------------------------------------------------------
 
 @dataclass
-class LabelSet:
+class LabelSet(KeyedRows):
     """Labelled positions: ``index`` (into the positions), ``keys``,
     ``classes``, ``mean`` and ``stderr`` (``float64[N, 6]``, columns
     :data:`LABEL_NAMES`), ``games``, ``plies``; ``meta`` the settings."""
@@ -477,13 +481,6 @@ class LabelSet:
     games: np.ndarray
     plies: np.ndarray
     meta: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.index.shape[0])
-
-    @property
-    def boards(self) -> np.ndarray:
-        return unpack(self.keys)
 
     @property
     def probs(self) -> np.ndarray:
@@ -520,9 +517,10 @@ def label_files(directory) -> tuple[list, Path | None]:
     return shards, partial if partial.exists() else None
 
 
-def _read_shard(path, expect: dict | None = None) -> tuple[dict, dict]:
-    arrays, meta = _read(path, "labels")
-    _require(arrays, _LABEL_ARRAYS, path)
+def _read_shard(path, expect: dict | None = None, kind: str = "labels",
+                names: tuple = _LABEL_ARRAYS) -> tuple[dict, dict]:
+    arrays, meta = _read(path, kind)
+    _require(arrays, names, path)
     if expect is not None:
         for k, v in expect.items():
             if meta.get(k) != v:
@@ -556,9 +554,9 @@ def _label_block(block, args) -> tuple:
     return mean, se, games, plies
 
 
-def _rows(parts: list) -> dict:
-    """Concatenate ``(index, key, cls, mean, stderr, games, plies)`` row groups."""
-    return {name: np.concatenate([p[j] for p in parts]) for j, name in enumerate(_LABEL_ARRAYS)}
+def _rows(parts: list, names: tuple = _LABEL_ARRAYS) -> dict:
+    """Concatenate row groups (tuples of arrays in the order of ``names``)."""
+    return {name: np.concatenate([p[j] for p in parts]) for j, name in enumerate(names)}
 
 
 def label(positions, settings: RolloutSettings | None = None, out="labels", *,
@@ -579,97 +577,140 @@ def label(positions, settings: RolloutSettings | None = None, out="labels", *,
     labelled.  Returns a summary (positions labelled, in this call, seconds).
     """
     from . import __version__
-    from ._workers import ordered_map
 
     s = settings or LABEL_SETTINGS
     if s.cube is not None:
         raise BgfastError("labels are cubeless rollouts")
-    if shard_size < 1 or block_size < 1:
-        raise BgfastError("shard_size and block_size must be at least 1")
-    if checkpoint_seconds <= 0:
-        raise BgfastError("checkpoint_seconds must be positive")
     if limit is not None and int(limit) < 0:
         raise BgfastError("limit must be >= 0")
     ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
     total = len(ps) if limit is None else min(int(limit), len(ps))
+    expect = {"settings": label_fields(s), "positions": ps.digest, "net": _net_checksum(),
+              "bgfast": __version__}
+    args = {k: v for k, v in s.to_dict().items() if k != "cube"}
+    args.update(jobs=1, backend="serial")
+
+    def rows_of(a, result):
+        mean, se, games, plies = result
+        n = mean.shape[0]
+        return (np.arange(a, a + n, dtype=np.int64), ps.keys[a:a + n], ps.classes[a:a + n],
+                mean, se, games, plies)
+
+    r = run_shards(out, "labels", _LABEL_ARRAYS, expect, len(ps), total, _label_block, args,
+                   lambda a, b: (a, ps.keys[a:b]), rows_of, resume=resume, jobs=jobs,
+                   shard_size=shard_size, block_size=block_size,
+                   checkpoint_seconds=checkpoint_seconds, progress=progress)
+    return {"positions": r["rows"], "labelled": r["computed"], "shards": r["shards"],
+            "seconds": r["seconds"], "out": r["out"]}
+
+
+def prepare_directory(out, what: str) -> Path:
+    """The output directory ``out`` of a sharded run (made if its parent
+    exists), checked writable before any work; ``what`` names the contents
+    in the errors."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise BgfastError(f"cannot write labels to {out}: it is not a directory")
+        raise BgfastError(f"cannot write {what} to {out}: it is not a directory")
     if not out.exists():
         if not out.parent.is_dir():
-            raise BgfastError(f"cannot write labels to {out}: the directory {out.parent} does not exist")
+            raise BgfastError(f"cannot write {what} to {out}: the directory {out.parent} does not exist")
         out.mkdir()
     check_writable(out / PARTIAL)
-    expect = {"settings": label_fields(s), "positions": ps.digest, "shard_size": shard_size,
-              "net": _net_checksum(), "bgfast": __version__}
+    return out
+
+
+def run_shards(out, kind: str, names: tuple, expect: dict, count: int, total: int,
+               work: Callable, args, block_of: Callable, rows_of: Callable, *,
+               resume: bool = False, jobs: int | None = None, shard_size: int = 4096,
+               block_size: int = 8, checkpoint_seconds: float = 60.0,
+               progress: Callable | None = None, what: str = "labels") -> dict:
+    """Compute rows ``0 .. total - 1`` of ``count`` into shard files of kind
+    ``kind`` in the directory ``out``, resumable (the engine of :func:`label`).
+
+    Row ``i``'s values depend on ``i`` alone: ``work(block_of(a, b), args)``
+    computes rows ``a .. b - 1`` (in ``jobs`` processes, in order) and
+    ``rows_of(a, result)`` gives their arrays, a tuple in the order of
+    ``names`` (the first, ``index``).  Every shard records ``expect`` (and
+    its number and first row); with ``resume`` the run continues the shards
+    in ``out`` (which must have been written with the same ``expect``),
+    without it ``out`` must hold none.  Shards of ``shard_size`` rows are
+    written as they fill, the one being filled (``partial.bgtd``) at least
+    every ``checkpoint_seconds`` and when the run stops; a resumed run writes
+    exactly the files an uninterrupted one writes.  ``progress(done,
+    total)`` is called as rows come in.  Returns a summary."""
+    from ._workers import ordered_map
+
+    if shard_size < 1 or block_size < 1:
+        raise BgfastError("shard_size and block_size must be at least 1")
+    if checkpoint_seconds <= 0:
+        raise BgfastError("checkpoint_seconds must be positive")
+    out = prepare_directory(out, what)
+    expect = {**expect, "shard_size": shard_size}
     shards, partial = label_files(out)
     if (shards or partial) and not resume:
-        raise BgfastError(f"{out} already holds labels; give resume (--resume) to continue them, "
+        raise BgfastError(f"{out} already holds {what}; give resume (--resume) to continue them, "
                           "or choose another directory")
     # the finished shards: 0 .. k-1, complete and consistent
     for k, p in enumerate(shards):
         if p.name != _shard_name(k):
             raise DatabaseError(f"{out}: shard {_shard_name(k)} is missing (found {p.name})")
-        _a, meta = _read_shard(p, expect)
-        n_rows = _a["index"].shape[0]
+        _a, meta = _read_shard(p, expect, kind, names)
+        n_rows = _a[names[0]].shape[0]
         if meta.get("shard") != k or meta.get("start") != k * shard_size or (
-                n_rows != shard_size and (k != len(shards) - 1 or k * shard_size + n_rows != len(ps))):
-            raise DatabaseError(f"{p} is not shard {k} of {shard_size} positions")
-    done = len(shards) * shard_size if shards else 0
-    if shards and done > len(ps):
-        done = len(ps)
+                n_rows != shard_size and (k != len(shards) - 1 or k * shard_size + n_rows != count)):
+            raise DatabaseError(f"{p} is not shard {k} of {shard_size} rows")
+    done = min(len(shards) * shard_size, count)
     parts: list = []
     if partial is not None:
-        a, meta = _read_shard(partial, expect)
+        a, meta = _read_shard(partial, expect, kind, names)
         if meta.get("start") == done and meta.get("shard") == len(shards):
-            parts.append(tuple(np.array(a[n]) for n in _LABEL_ARRAYS))
-            done += a["index"].shape[0]
+            parts.append(tuple(np.array(a[n]) for n in names))
+            done += a[names[0]].shape[0]
         elif meta.get("start", -1) < done:       # its shard was written: a stale copy
             partial.unlink()
         else:
-            raise DatabaseError(f"{partial} starts at position {meta.get('start')}, "
-                                f"not {done}")
+            raise DatabaseError(f"{partial} starts at row {meta.get('start')}, not {done}")
     start0 = done
     t0 = time.monotonic()
     if progress:
         progress(min(done, total), total)
     if done >= total:
-        return {"positions": total, "labelled": 0, "shards": len(label_files(out)[0]),
+        return {"rows": total, "computed": 0, "shards": len(label_files(out)[0]),
                 "seconds": 0.0, "out": str(out)}
-    args = {k: v for k, v in s.to_dict().items() if k != "cube"}
-    args.update(jobs=1, backend="serial")
-    blocks = ((a, ps.keys[a:b]) for a, b in _blocks(done, total, block_size, shard_size))
+    blocks = (block_of(a, b) for a, b in _blocks(done, total, block_size, shard_size))
     shard = len(shards)
     last_ck = time.monotonic()
     fresh = False          # rows in parts that the partial shard does not hold yet
 
-    def checkpoint():
-        _write(out / PARTIAL, "labels", _rows(parts),
-               {**expect, "shard": shard, "start": shard * shard_size})
+    def write(path):
+        _write(path, kind, _rows(parts, names), {**expect, "shard": shard, "start": shard * shard_size})
 
-    stream = ordered_map(_label_block, blocks, args, _jobs(jobs))
+    stream = ordered_map(work, blocks, args, _jobs(jobs))
     try:
         a = done
-        for mean, se, games, plies in stream:
-            n = mean.shape[0]
-            idx = np.arange(a, a + n, dtype=np.int64)
-            parts.append((idx, ps.keys[a:a + n], ps.classes[a:a + n], mean, se, games, plies))
+        for result in stream:
+            rows = rows_of(a, result)
+            parts.append(rows)
             fresh = True
-            a += n
-            if a % shard_size == 0 or a == len(ps):
-                _finish(out, parts, shard, shard_size, expect)
+            a += rows[0].shape[0]
+            if a % shard_size == 0 or a == count:
+                write(out / _shard_name(shard))
+                try:
+                    (out / PARTIAL).unlink()
+                except FileNotFoundError:
+                    pass
                 parts, shard, fresh = [], shard + 1, False
                 last_ck = time.monotonic()
             elif time.monotonic() - last_ck >= checkpoint_seconds:
-                checkpoint()
+                write(out / PARTIAL)
                 fresh, last_ck = False, time.monotonic()
             if progress:
                 progress(a, total)
     finally:
         stream.close()
         if fresh:          # the limit inside a shard, or an interruption: keep the rows
-            checkpoint()
-    return {"positions": total, "labelled": total - start0, "shards": shard,
+            write(out / PARTIAL)
+    return {"rows": total, "computed": total - start0, "shards": shard,
             "seconds": round(time.monotonic() - t0, 1), "out": str(out)}
 
 
@@ -683,34 +724,34 @@ def _blocks(done: int, total: int, block: int, shard: int):
         a = b
 
 
-def _finish(out: Path, parts: list, shard: int, shard_size: int, expect: dict) -> None:
-    """Write shard ``shard`` from its rows, then drop the partial shard."""
-    _write(out / _shard_name(shard), "labels", _rows(parts),
-           {**expect, "shard": shard, "start": shard * shard_size})
-    try:
-        (out / PARTIAL).unlink()
-    except FileNotFoundError:
-        pass
+def load_shards(directory, kind: str = "labels", names: tuple = _LABEL_ARRAYS,
+                identity: tuple = ("settings", "positions", "net", "shard_size"), *,
+                partial: bool = True, what: str = "labels") -> tuple[dict, dict]:
+    """The rows of every shard of a directory written by :func:`run_shards`
+    (with ``partial``, also the shard being filled), in order, and the meta
+    fields ``identity`` they share: ``(arrays, meta)``."""
+    shards, part = label_files(directory)
+    files = shards + ([part] if partial and part is not None else [])
+    if not files:
+        raise DatabaseError(f"{os.fspath(directory)} holds no {what}")
+    parts, meta0 = [], None
+    for p in files:
+        a, meta = _read_shard(p, None, kind, names)
+        key = {k: meta.get(k) for k in identity}
+        if meta0 is None:
+            meta0 = key
+        elif key != meta0:
+            raise DatabaseError(f"{p} does not belong with the other shards of {os.fspath(directory)}")
+        parts.append(tuple(a[n] for n in names))
+    rows = _rows(parts, names)
+    if (np.diff(rows["index"]) != 1).any() or rows["index"][0] != 0:
+        raise DatabaseError(f"{os.fspath(directory)}: the shards do not follow each other")
+    return rows, meta0
 
 
 def load_labels(directory, *, partial: bool = True) -> LabelSet:
     """Every labelled position of a labels directory, in position order
     (with ``partial``, also the shard being filled)."""
-    shards, part = label_files(directory)
-    files = shards + ([part] if partial and part is not None else [])
-    if not files:
-        raise DatabaseError(f"{os.fspath(directory)} holds no labels")
-    parts, meta0 = [], None
-    for p in files:
-        a, meta = _read_shard(p)
-        key = {k: meta.get(k) for k in ("settings", "positions", "net", "shard_size")}
-        if meta0 is None:
-            meta0 = key
-        elif key != meta0:
-            raise DatabaseError(f"{p} does not belong with the other shards of {os.fspath(directory)}")
-        parts.append(tuple(a[n] for n in _LABEL_ARRAYS))
-    rows = _rows(parts)
-    if (np.diff(rows["index"]) != 1).any() or rows["index"][0] != 0:
-        raise DatabaseError(f"{os.fspath(directory)}: the shards do not follow each other")
+    rows, meta0 = load_shards(directory, partial=partial)
     return LabelSet(rows["index"], rows["key"].reshape(-1, 10), rows["cls"], rows["mean"].reshape(-1, 6),
                     rows["stderr"].reshape(-1, 6), rows["games"], rows["plies"], meta0)

@@ -28,6 +28,7 @@ play lowers the mover's pips), every pair of one pip total at once.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -36,6 +37,7 @@ from bgfast.movegen import ALL_ROLLS, ROLL_WEIGHTS, legal_plays_batch
 
 PRE, POST, CRAWFORD = 0, 1, 2
 CENTRE, ME, OPP = 0, 1, 2
+_OWNERS = {"centre": CENTRE, "me": ME, "opp": OPP}
 
 
 def home_positions(k: int) -> np.ndarray:
@@ -170,3 +172,42 @@ class MatchReference:
             out[n, 1, :6] = self.pos[i]
             out[n, 0, :6] = self.pos[j]
         return out
+
+
+@functools.lru_cache(maxsize=16)
+def match_reference(checkers: int, away: tuple, state: int, table=None) -> MatchReference:
+    """The solved :class:`MatchReference` of every pair of bear-offs with
+    1..``checkers`` checkers a side at ``away`` = (a, b) (the player on roll
+    a away) and ``state`` (PRE, POST or CRAWFORD), by ``table`` (a
+    :class:`bgfast.met.MatchEquityTable`; None: bgfast's default MET).
+    Cached: 3 checkers take about a second, 4 several seconds."""
+    if table is None:
+        from bgfast.met import get_table
+
+        table = get_table(None)
+    return MatchReference(checkers, tuple(away), state, table)
+
+
+def exact_match_values(boards, away: tuple, *, state: int = PRE, cube: int = 1,
+                       owner: str = "centre", checkers: int = 3, table=None) -> dict:
+    """Exact cubeful MWCs of bear-off ``boards`` (``uint8[N, 2, 25]`` or one
+    board, the player on roll in row 1, every checker of both sides on the
+    1..6 points, 1..``checkers`` each) for the player on roll, ``away`` =
+    (his away score, the opponent's), ``state`` (PRE, POST or CRAWFORD), a
+    ``cube`` at that value owned by ``owner`` ('centre', 'me' or 'opp'),
+    with optimal cube play by both sides from here on.
+
+    Returns float64 arrays [N]: ``value`` (after the roller's own cube
+    decision), ``no_double``, ``double_take`` (NaN where the cube cannot be
+    turned further), ``double_pass`` and ``lose`` (the MWC of losing the
+    cube's points).  Raises ValueError for a board outside the reference."""
+    b = np.asarray(boards, dtype=np.uint8).reshape(-1, 2, 25)
+    if b[:, :, 6:].any() or (b[:, :, :6].sum(axis=2) > checkers).any():
+        raise ValueError(f"a board is not a bear-off of at most {checkers} checkers a side")
+    ref = match_reference(checkers, tuple(away), state, table)
+    s = (0, int(cube).bit_length() - 1, _OWNERS[owner])
+    if s[1] >= ref.levels:
+        raise ValueError(f"cube {cube} is beyond the match's last useful cube")
+    rows = [ref.values(x, s) for x in b]
+    return {k: np.array([r[k] for r in rows], dtype=np.float64)
+            for k in ("value", "no_double", "double_take", "double_pass", "lose")}

@@ -258,7 +258,8 @@ def test_resume_checks_the_input_and_the_settings(tmp_path):
                 ([str(a), "--top", "2"], "--top 5, not --top 2"),
                 ([str(a), "--evaluator", "pubeval"], "--evaluator net, not --evaluator pubeval"),
                 ([str(a), "--rollout", "36"], "--rollout 0, not --rollout 36"),
-                ([str(a), "--seed", "2"], "--seed 1, not --seed 2")]:
+                ([str(a), "--seed", "2"], "--seed 1, not --seed 2"),
+                ([str(a), "--cubeless"], "written without --cubeless, and this run is with it")]:
             r = runner.invoke(main, ["analyze"] + args + base + ["--resume"])
             assert r.exit_code == 2 and message in r.stderr, (args, r.stderr)
             assert r.stderr.count("\n") == 1 and _out_files(tmp_path) == before
@@ -418,7 +419,7 @@ def test_match_analysis_rows_and_summary(bot_match, tmp_path):
     assert {r["player"] for r in rows} == {0, 1}
     s = summarize(rows, match.names)["players"]
     # random play loses far more equity than the heuristic player
-    assert s[1]["checker_error_rate_milli"] > s[0]["checker_error_rate_milli"]
+    assert s[1]["checker_error_rate_memg"] > s[0]["checker_error_rate_memg"]
     assert rows == list(analyze_match(match, jobs=2))
 
 
@@ -465,7 +466,7 @@ def test_match_analysis_wrong_doubles_and_a_wrong_pass():
     g.play("24/13")
     g.double()                        # A redoubles at once, B passes
     g.drop()
-    rows = [r for r in analyze_match(m) if r["kind"] != "checker"]
+    rows = [r for r in analyze_match(m) if r["kind"] in ("cube", "take")]
     assert [(r["player"], r["kind"], r["played"], r["best"]) for r in rows] == [
         (1, "cube", "double", "No double, take"), (0, "take", "take", "take"),
         (0, "cube", "double", "No redouble, take"), (1, "take", "pass", "take")]
@@ -491,20 +492,27 @@ def test_flags_at_gnubgs_thresholds(loss, flag):
 
 
 def test_summary_counts_take_decisions_as_cube_decisions():
-    rows = [{"player": 0, "kind": "checker", "loss": 0.1, "flag": "error"},
-            {"player": 0, "kind": "cube", "loss": 0.2, "flag": "blunder"},
-            {"player": 0, "kind": "take", "loss": 0.05, "flag": "doubtful"},
-            {"player": 1, "kind": "checker", "loss": 0.0, "flag": ""},
-            {"player": 1, "kind": "checker", "loss": 0.03, "flag": ""}]
+    """gnubg's rates: checker play per unforced play, cube per close or
+    actual cube decision (takes included), overall per both; the loss of a
+    cube decision that is not close still counts in the totals."""
+    rows = [{"player": 0, "kind": "checker", "loss": 0.1, "flag": "error", "close": True},
+            {"player": 0, "kind": "cube", "loss": 0.2, "flag": "blunder", "close": True},
+            {"player": 0, "kind": "take", "loss": 0.05, "flag": "doubtful", "close": True},
+            {"player": 0, "kind": "cube", "loss": 0.0, "flag": "", "close": False},
+            {"player": 1, "kind": "checker", "loss": 0.0, "flag": "", "close": True},
+            {"player": 1, "kind": "checker", "loss": 0.03, "flag": "", "close": True},
+            {"player": 1, "kind": "cube", "loss": 0.01, "flag": "", "close": False}]
     a, b = summarize(rows, ("A", "B"))["players"]
     assert (a["name"], a["checker_decisions"], a["cube_decisions"]) == ("A", 1, 2)
     assert a["checker_loss"] == 0.1 and a["cube_loss"] == 0.25 and a["total_loss"] == 0.35
-    assert a["error_rate_milli"] == 116.67              # 1000 * 0.35 / 3
-    assert a["checker_error_rate_milli"] == 100.0
+    assert a["error_rate_memg"] == 116.67              # 1000 * 0.35 / 3
+    assert a["checker_error_rate_memg"] == 100.0 and a["cube_error_rate_memg"] == 125.0
     assert (a["doubtful"], a["error"], a["blunder"]) == (1, 1, 1)
-    assert (b["checker_decisions"], b["cube_decisions"], b["total_loss"]) == (2, 0, 0.03)
-    assert b["error_rate_milli"] == 15.0 and b["checker_error_rate_milli"] == 15.0
+    assert (b["checker_decisions"], b["cube_decisions"], b["total_loss"]) == (2, 0, 0.04)
+    assert b["error_rate_memg"] == 20.0 and b["checker_error_rate_memg"] == 15.0
+    assert b["cube_error_rate_memg"] == 0.0            # no close cube decision
     assert (b["doubtful"], b["error"], b["blunder"]) == (0, 0, 0)
+    assert "total_mwc_loss" not in a                   # money: no MWC
 
 
 def test_analyze_match_cli(bot_match, tmp_path):

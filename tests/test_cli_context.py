@@ -210,10 +210,10 @@ def test_hint_without_a_roll_is_the_cubeful_search_at_its_plies():
 
 
 def test_levels_decide_the_cube_by_the_search_at_their_plies():
-    from bgfast.analyze import decide_cube
+    from bgfast.cube import decide_cube
     from bgfast.evaluate import evaluate_cube, get_evaluator
     from bgfast.game import Game
-    from bgfast.levels import make_level_player
+    from bgfast.players import make_level_player
 
     g = Game(match_length=7, score=(2, 4))
     pos = g.position()

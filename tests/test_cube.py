@@ -319,7 +319,7 @@ def test_match_gammon_prices():
 
 def test_long_match_needs_a_long_table():
     from bgfast.errors import MissingTableError
-    from bgfast.met import generate
+    from bgfast.metgen import generate
 
     p = probs_from(0.6, g_win=0.2)
     with pytest.raises(MissingTableError, match="beyond table"):
@@ -400,29 +400,26 @@ def test_cli_bad_probs_and_missing_source():
 
 
 def test_cli_position_source(monkeypatch):
-    """A contact position goes to bgfast.evaluate; without it the error names it."""
-    import sys
-    import types
+    """A contact position goes to the --evaluator (through
+    bgfast.evaluate.sourced_probabilities), named as the source."""
 
-    monkeypatch.setitem(sys.modules, "bgfast.evaluate", None)
-    r = cli("cube", Position.initial().position_id())
-    assert r.exit_code == 2 and "bgfast.evaluate" in r.output and "--probs" in r.output
+    from bgfast import evaluate
 
     calls = []
 
-    class FakeEvaluator:
-        def evaluate(self, position):
-            calls.append(position)
-            return types.SimpleNamespace(probs=(0.72, 0.25, 0.01, 0.08, 0.0), equity=0.0)
+    class FakeEvaluator(evaluate.Evaluator):
+        name = "fake"
 
-    fake = types.ModuleType("bgfast.evaluate")
-    fake.get_evaluator = lambda name="composite": FakeEvaluator()
-    monkeypatch.setitem(sys.modules, "bgfast.evaluate", fake)
-    r = cli("cube", Position.initial().position_id(), "--json")
+        def evaluate_batch(self, boards):
+            calls.append(Position(boards[0]))
+            return np.array([[0.72, 0.25, 0.01, 0.08, 0.0]] * len(boards))
+
+    monkeypatch.setitem(evaluate._REGISTRY, "fake", FakeEvaluator)
+    r = cli("cube", Position.initial().position_id(), "--evaluator", "fake", "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert calls == [Position.initial()]
-    assert doc["source"] == "bgfast.evaluate (net)" and doc["efficiency"] == 0.68
+    assert doc["source"] == "bgfast.evaluate (fake)" and doc["efficiency"] == 0.68
     ref = cube_decision((0.72, 0.25, 0.01, 0.08, 0.0))
     assert doc["equities"]["no_double"] == pytest.approx(ref.no_double)
 
@@ -541,32 +538,24 @@ def test_two_sided_bearoff_exact_money_equities(gnubg_binary, tmp_path):
     assert compared >= 30
 
 
-def test_cli_bearoff_position_uses_exact_table(monkeypatch):
+def test_cli_bearoff_position_uses_exact_table():
     """POSITION in the bear-off: probabilities and exact cubeful equities come
-    from bgfast.bearoff.probe (stubbed here so no table is built)."""
+    from the two-sided table (bgfast.evaluate.sourced_probabilities)."""
     bearoff = pytest.importorskip("bgfast.bearoff")
     b = np.zeros((2, 25), np.uint8)
     b[1, [0, 1]] = [1, 1]  # on roll: 2 checkers on the 1 and 2 points
     b[0, [4, 5]] = [2, 2]
     pos = Position(b)
-    seen = []
-
-    def fake_probe(position, directory=None):
-        seen.append(position)
-        return bearoff.ProbeResult((0.9, 0.0, 0.0, 0.0, 0.0), 0.8,
-                                   cubeful={"centred": 1.0, "owned": 1.0, "opponent_owned": 0.9},
-                                   cubeful_no_double={"centred": 0.81, "owned": 0.85,
-                                                      "opponent_owned": 0.8},
-                                   exact=True)
-
-    monkeypatch.setattr(bearoff, "probe", fake_probe)
+    hit = bearoff.default_two_sided().get(pos)
     r = cli("cube", pos.position_id(), "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert seen == [pos] and "exact two-sided" in doc["source"]
-    assert doc["equities"]["no_double"] == 0.81
-    assert doc["equities"]["double_take"] == pytest.approx(1.6)
-    assert doc["action"] == "double_pass" and doc["efficiency"] == 0.6
+    assert "exact two-sided" in doc["source"]
+    assert doc["probs"] == pytest.approx(list(hit.probs))
+    assert doc["equities"]["no_double"] == pytest.approx(hit.cubeful_no_double["centred"])
+    nd = hit.cubeful_no_double
+    assert doc["equities"]["double_take"] == pytest.approx(2 * nd["opponent_owned"])
+    assert doc["efficiency"] == 0.6
 
 
 def _random_bearoff_positions(rng, n, checkers):

@@ -3,7 +3,6 @@ against exact bear-off values (money: the two-sided table; match: an exact
 recursion), cube decisions by the search, checker play at the cube and
 score, and gnubg's choices where the score changes the best play."""
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -11,18 +10,20 @@ from click.testing import CliRunner
 
 from bgfast import cube as C
 from bgfast import _cube as K
-from bgfast.analyze import decide_cube
+from bgfast.cube import decide_cube
 from bgfast.cube import CubeContext, InvalidCubeError, MoneyRules, Owner
 from bgfast.errors import InvalidScoreError, MissingTableError
-from bgfast.evaluate import (_cubeful_table, cubeful_equity, equity, evaluate_cube, get_evaluator,
+from bgfast.evaluate import (_cubeful_table, cubeful_equity, equity, evaluate_cube,
+                             evaluate_cube_batch, get_evaluator,
                              invert, rank_plays, rank_plays_batch)
-from bgfast.formats import CubeOwner, MatchState, match_play
+from bgfast.formats import CubeOwner, MatchState
 from bgfast.game import Game
 from bgfast.met import MatchScore, get_table
 from bgfast.movegen import legal_plays
 from bgfast.position import Position, PositionClass, classify_boards
 from corpus import random_boards, self_play_positions
-from reference_cubeful import CRAWFORD, POST, PRE, MatchReference
+from gnubg_hints import gnubg_hints
+from reference_cubeful import CRAWFORD, POST, PRE, MatchReference, exact_match_values
 
 MET = get_table(None)
 
@@ -160,7 +161,7 @@ def test_money_search_reproduces_the_exact_table(plies, table, exact_ev):
 
 
 def test_money_cube_decisions_by_the_search(table, exact_ev):
-    """evaluate_cube: at 0 plies the decision bgfast.analyze.decide_cube
+    """evaluate_cube: at 0 plies the decision bgfast.cube.decide_cube
     makes from the same probabilities; at 2 plies the exact equities."""
     race = self_play_positions(400, 3)[0]
     race = race[classify_boards(race) == PositionClass.RACE][0]
@@ -168,7 +169,9 @@ def test_money_cube_decisions_by_the_search(table, exact_ev):
         pos = Position(b)
         for ctx in (CubeContext(), CubeContext.money(2, "me"), CubeContext.match(5, 1, 2)):
             got = evaluate_cube(pos, ctx, plies=0)
-            exact = table.get(pos) if pos.classify() == PositionClass.BEAROFF else None
+            hit = table.get(pos) if pos.classify() == PositionClass.BEAROFF else None
+            exact = None if hit is None else [hit.cubeful_no_double[k]
+                                              for k in ("centred", "owned", "opponent_owned")]
             want = decide_cube(pos, ctx, get_evaluator("net").evaluate(pos).probs, exact)
             assert got.to_dict() == want.to_dict(), (pos.position_id(), ctx)
     boards = _bearoffs(6, 11)
@@ -262,38 +265,62 @@ def test_match_search_on_exact_leaves_is_exact(away, state, cube, owner, referen
                                        err_msg=f"{name} at {plies} plies")
 
 
+def test_exact_match_values_known(exact_ev):
+    """The reference's known values: a sure win is worth the MWC of winning
+    the cube's points (2-away 2-away: the 1-away 2-away Crawford MWC); in the
+    Crawford game the cube is dead and there are no gammons in these
+    bear-offs, so the MWC is the winning chance times 1 plus the losing
+    chance times the MWC of the post-Crawford score (1-away 2-away)."""
+    sure = np.zeros((1, 2, 25), dtype=np.uint8)
+    sure[0, 1, 0], sure[0, 0, 5] = 2, 3
+    v = exact_match_values(sure, (2, 2), table=MET)
+    assert v["value"][0] == pytest.approx(MET.mwc(1, 2, post_crawford=False), abs=1e-12)
+    assert v["double_take"][0] == 1.0
+    ref = MatchReference(3, (1, 3), CRAWFORD, MET)
+    boards = _roots(ref, 50, 3)
+    v = exact_match_values(boards, (1, 3), state=CRAWFORD, table=MET)
+    p = exact_ev.evaluate_batch(boards)[:, 0]
+    lose = MET.mwc(1, 2, post_crawford=True)
+    np.testing.assert_allclose(v["value"], p + (1 - p) * lose, rtol=0, atol=2e-6)
+    assert np.array_equal(v["value"], v["no_double"])
+    with pytest.raises(ValueError, match="bear-off"):
+        exact_match_values(Position.initial().board, (2, 2))
+
+
 @pytest.mark.parametrize("away, state, cube, owner", SCORES)
-def test_match_search_close_to_exact(away, state, cube, owner, references, exact_ev, table):
-    """With Janowski's leaves (the match model with the table's exact money
-    equities turned into effective efficiencies) the values are estimates:
-    the model knows the match's cube only through money-game efficiencies.
-    Measured on these 100 roots: MWCs within 0.06 of the exact ones at 0
-    plies and 0.02 at 2 plies, closer on average at 2 plies (by 2 to 10
-    times; exact in the Crawford and post-Crawford games, where the cube
-    is dead or turned once and the MWC is linear in the winning chance).
-    Where the exact cube action is clear the 2-ply decision agrees."""
+def test_match_search_close_to_exact(away, state, cube, owner, references):
+    """The public cubeful evaluation (``cubeful_equity``, ``evaluate_cube_batch``
+    with the exact bear-off probabilities) against the exact reference
+    (:func:`reference_cubeful.exact_match_values`).  Janowski's leaves (the
+    match model with the table's exact money equities turned into effective
+    efficiencies) give estimates: the model knows the match's cube only
+    through money-game efficiencies.  Measured on these 100 roots: MWCs
+    within 0.06 of the exact ones at 0 plies and 0.02 at 2 plies, closer on
+    average at 2 plies (by 2 to 10 times; exact in the Crawford and
+    post-Crawford games, where the cube is dead or turned once and the MWC
+    is linear in the winning chance).  Where the exact cube action is clear
+    (by 0.01) the 2-ply decision agrees."""
     ref = references[(away, state)]
     ctx = _ctx(away, state, cube, owner)
-    s = ref.state_of(ctx.kernel_row())
     boards = _roots(ref, 100, 9)
-    want = np.array([ref.values(b, s)["value"] for b in boards])
+    exact = exact_match_values(boards, away, state=state, cube=cube, owner=owner, table=MET)
     err = {}
     for plies in (0, 2):
-        v = C.cubeful_values(exact_ev, boards, ctx, plies, table=table)
-        err[plies] = np.abs(v.mwc - want)
+        v = cubeful_equity(boards, ctx, plies=plies, evaluator="exact")
+        err[plies] = np.abs(v.mwc - exact["value"])
     assert err[0].max() < 0.07 and err[2].max() < 0.02, (err[0].max(), err[2].max())
     assert err[2].mean() <= err[0].mean() + 1e-12, (err[0].mean(), err[2].mean())
-    dec = C.searched_decisions(exact_ev, boards, ctx, 2, table=table)
-    for i, b in enumerate(boards):
-        w = ref.values(b, s)
-        if not ctx.can_double or np.isnan(w["double_take"]):
+    dec = evaluate_cube_batch(boards, ctx, plies=2, evaluator="exact")
+    for i in range(len(boards)):
+        nd, dt, dp = (exact[k][i] for k in ("no_double", "double_take", "double_pass"))
+        if not ctx.can_double or np.isnan(dt):
             assert not dec.decision(i).action.doubles
             continue
-        gain = min(w["double_take"], w["double_pass"]) - w["no_double"]
+        gain = min(dt, dp) - nd
         if abs(gain) > 0.01:
             assert dec.decision(i).action.doubles == (gain > 0), i
-        if abs(w["double_take"] - w["double_pass"]) > 0.01:
-            assert dec.decision(i).action.takes == (w["double_take"] < w["double_pass"]), i
+        if abs(dt - dp) > 0.01:
+            assert dec.decision(i).action.takes == (dt < dp), i
 
 
 # ---------------------------------------------------------------------------
@@ -437,37 +464,6 @@ def test_score_changes_the_best_play(name, gammonish):
     assert differ >= 10, differ
 
 
-def _gnubg_hints(binary, cases):
-    """gnubg's 0-ply checker-play hint for each (board, dice, context): its
-    listed plays in its order, each as (resulting Position, the mover's 5
-    probabilities, gnubg's equity)."""
-    lines = ["set output digits 5", "set output mwc off", "set evaluation chequer eval plies 0"]
-    for n, (board, dice, ctx) in enumerate(cases):
-        s = ctx.score
-        st = MatchState(match_length=0 if s is None else s.length,
-                        score=(0, 0) if s is None else (s.score_opp, s.score_me),
-                        cube_value=ctx.cube, player_on_roll=1, crawford=ctx.crawford,
-                        cube_owner={"centre": CubeOwner.CENTRED, "me": CubeOwner.PLAYER1,
-                                    "opp": CubeOwner.PLAYER0}[ctx.owner.value],
-                        dice=tuple(int(d) for d in dice))
-        lines += [f"set matchid {st.match_id()}", f"set board {Position(board).position_id()}",
-                  "hint", f"bgfastcase{n}"]      # an unknown command: gnubg names it
-    out = subprocess.run([binary, "-t", "-q"], input="\n".join(lines) + "\n", stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, timeout=600).stdout
-    num = r"(-?\d\.\d+)"
-    hints = []
-    for n, (board, dice, _) in enumerate(cases):
-        head, _, out = out.partition(f"bgfastcase{n}'")
-        plays = legal_plays(board, *dice)
-        rows = []
-        for m in re.finditer(r"\n\s+\d+\. Cubeful 0-ply\s+(.+?)\s+Eq\.:\s+([+-]\d\.\d+).*\n\s+"
-                             + " ".join([num] * 3) + " - " + " ".join([num] * 3), head):
-            p = [max(0.0, float(m.group(k))) for k in (3, 4, 5, 7, 8)]
-            rows.append((match_play(board, m.group(1), plays).position, p, float(m.group(2))))
-        hints.append(rows)
-    return hints
-
-
 @pytest.mark.gnubg
 def test_gnubg_agrees_on_checker_play_at_the_score(gnubg_binary, table):
     """gnubg's 0-ply checker-play hints for 80 race and contact positions,
@@ -485,7 +481,7 @@ def test_gnubg_agrees_on_checker_play_at_the_score(gnubg_binary, table):
     n = len(boards)
     contexts = [CubeContext.money()] + [ctx for ctx, _ in SCORE_RULES.values()] + \
         [CubeContext.match(7, 3, 5)]
-    hints = _gnubg_hints(gnubg_binary, [(b, d, c) for c in contexts for b, d in zip(boards, dice)])
+    hints = gnubg_hints(gnubg_binary, [(b, d, c) for c in contexts for b, d in zip(boards, dice)])
     search = C._Search(get_evaluator("net"), table, MET)
     ranked = swapped = 0
     for k, ctx in enumerate(contexts):

@@ -114,8 +114,27 @@ def test_pubeval_move_choice_matches_gnubg_nn(gnubg_nn, boards):
     assert checked > 1000
 
 
-def test_kernel_classes_match_position(boards):
-    assert np.array_equal(_evaluate.board_classes(boards), classify_boards(boards))
+def _classes_by_numpy(boards):
+    """The position class written out with numpy: OVER when a side has no
+    checker, CONTACT when the two rearmost checkers (bar = index 24) face
+    each other (index sum >= 23), BEAROFF when both are home, else RACE."""
+    present = boards > 0
+    back = np.where(present, np.arange(25), -1).max(axis=2)
+    out = np.full(len(boards), PositionClass.RACE, dtype=np.int8)
+    out[(back <= 5).all(axis=1)] = PositionClass.BEAROFF
+    out[(back[:, 0] >= 0) & (back[:, 1] >= 0) & (back.sum(axis=1) >= 23)] = PositionClass.CONTACT
+    out[(back < 0).any(axis=1)] = PositionClass.OVER
+    return out
+
+
+def test_kernel_classes_match_the_rule(boards):
+    over = boards[:40].copy()
+    over[:20, 0] = 0                                 # the side not on roll has borne off
+    over[20:, 1] = 0                                 # the side on roll has borne off
+    sample = np.concatenate([boards, over])
+    got = classify_boards(sample)
+    assert np.array_equal(got, _classes_by_numpy(sample))
+    assert set(np.unique(got).tolist()) == {0, 1, 2, 3}     # every class is in the sample
 
 
 def test_probabilities_are_consistent(boards):
@@ -303,7 +322,9 @@ def test_register_evaluator_slot():
 
 
 def test_calibration_beats_a_constant():
-    doc = evaluate.fit_pubeval_calibration(games=300, seed=9)
+    from bgfast.train import fit_pubeval_calibration
+
+    doc = fit_pubeval_calibration(games=300, seed=9)
     for cls in ("race", "contact"):
         assert doc[cls + "_samples"] > 100
     # log-loss of the win estimate well below the coin's log(2)
@@ -342,17 +363,17 @@ def test_pubeval_alone_and_composite_differ_only_where_tables_apply(boards):
 
 
 def test_missing_bearoff_tables_degrade_gracefully(monkeypatch):
-    from bgfast import bearoff
+    from bgfast import _evaluator, bearoff
     from bgfast.errors import DatabaseError
 
     def broken(*a, **k):
         raise OSError("read-only cache")
 
-    monkeypatch.setattr(evaluate, "_TABLES", None)
-    monkeypatch.setattr(evaluate, "_TABLE_ERROR", None)
+    monkeypatch.setattr(_evaluator, "_TABLES", None)
+    monkeypatch.setattr(_evaluator, "_TABLE_ERROR", None)
     monkeypatch.setattr(bearoff, "default_one_sided", broken)
     with pytest.warns(RuntimeWarning, match="bear-off tables unavailable"):
-        evaluate._ensure_tables()
+        _evaluator.ensure_tables()
     home = np.zeros((1, 2, 25), dtype=np.uint8)
     home[0, :, 0] = 2
     with pytest.raises(DatabaseError):
@@ -363,7 +384,7 @@ def test_missing_bearoff_tables_degrade_gracefully(monkeypatch):
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        evaluate._ensure_tables()        # tried once only: no second warning
+        _evaluator.ensure_tables()        # tried once only: no second warning
     assert not seen
 
 

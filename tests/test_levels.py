@@ -4,7 +4,7 @@ import pytest
 from test_game import board as pos
 
 from bgfast.game import Game, Match, Phase, ResultKind, Rules
-from bgfast.levels import make_level_player, result_value
+from bgfast.players import make_level_player, result_value
 from bgfast.players import Heuristic, Player, clear_resignation, play_game, step
 from bgfast.position import Position
 

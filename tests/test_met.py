@@ -8,7 +8,8 @@ from click.testing import CliRunner
 
 from bgfast import met
 from bgfast.errors import BgfastError, MissingTableError
-from bgfast.met import InvalidScoreError, MatchScore, compare, generate, get_table
+from bgfast.met import InvalidScoreError, MatchScore, compare, get_table
+from bgfast.metgen import generate
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "met"
 

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "mutation.py"
-RULE_MODULES = {"bgfast/game.py", "bgfast/cube.py", "bgfast/_cube.pyx", "bgfast/met.py",
+RULE_MODULES = {"bgfast/game.py", "bgfast/cube.py", "bgfast/_cube.pyx", "bgfast/met.py", "bgfast/metgen.py",
                 "bgfast/formats.py", "bgfast/movegen.py", "bgfast/_movegen.pyx",
                 "bgfast/analyze.py", "bgfast/rollout.py", "bgfast/_rollout.pyx"}
 

@@ -488,7 +488,7 @@ def test_expert_sees_the_reply():
 @pytest.mark.parametrize("name", ["beginner", "medium", "hard"])
 def test_level_players_finish_a_game(name):
     from bgfast.game import Game
-    from bgfast.levels import make_level_player
+    from bgfast.players import make_level_player
     from bgfast.players import play_game
 
     g = play_game(Game(seed=3), [make_level_player(name, seed=1), make_level_player("easy", seed=2)])
@@ -570,7 +570,7 @@ def _pos(on_roll: dict, opp: dict):
 @pytest.mark.parametrize("name", ["easy", "medium", "hard", "expert"])
 def test_level_cube_goes_through_the_cube_layer(name):
     from bgfast.game import Game, Rules
-    from bgfast.levels import make_level_player
+    from bgfast.players import make_level_player
     from bgfast.position import Position
 
     lv = make_level_player(name, seed=1)
@@ -605,7 +605,7 @@ def test_level_cube_goes_through_the_cube_layer(name):
 
 def test_beginner_cube_stays_simple():
     from bgfast.game import Game
-    from bgfast.levels import make_level_player
+    from bgfast.players import make_level_player
 
     g = Game(position=_pos({1: 2}, {6: 3}), on_roll=0)
     b = make_level_player("beginner", seed=1)

@@ -64,6 +64,7 @@ def M(id, path, original, mutated, tests, what):
 
 
 GAME, CUBE, MET, FORMATS = "bgfast/game.py", "bgfast/cube.py", "bgfast/met.py", "bgfast/formats.py"
+METGEN = "bgfast/metgen.py"
 ANALYZE, ROLLOUT, MOVEGEN = "bgfast/analyze.py", "bgfast/rollout.py", "bgfast/movegen.py"
 
 #: The mutants: id, file, original text, mutated text, test files, what it breaks.
@@ -134,7 +135,7 @@ MUTANTS = [
     M("T3", MET, "        return (self.away_me == 1 or self.away_opp == 1) and not self.crawford",
       "        return self.away_me == 1 and not self.crawford",
       ["test_met.py", "test_cube.py"], "post-Crawford only when I lead"),
-    M("T4", MET, "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))",
+    M("T4", METGEN, "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))",
       "        post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 3))",
       "test_met.py", "generated post-Crawford gammons worth 3 points"),
     M("T5", MET, "            if s >= self.length:", "            if s > self.length:",
@@ -175,11 +176,14 @@ MUTANTS = [
     M("A3", CUBE, "            owner = Owner.ME if game.cube_owner == player else Owner.OPP",
       "            owner = Owner.OPP if game.cube_owner == player else Owner.ME",
       "test_analyze.py", "match analysis gives the cube to the wrong side"),
-    M("A4", ANALYZE, "            loss = max(0.0, min(dt, dp) - nd)", "            loss = max(0.0, max(dt, dp) - nd)",
-      "test_analyze.py", "a no-double's loss against max(dt, dp)"),
-    M("A5", ANALYZE, "            loss = max(0.0, nd - min(dt, dp))", "            loss = max(0.0, nd - max(dt, dp))",
-      "test_analyze.py", "a double's loss against max(dt, dp)"),
-    M("A6", ANALYZE, '"best": "take" if dt <= dp else "pass"', '"best": "take" if dt >= dp else "pass"',
+    M("A4", ANALYZE, '    out["double"] = min(out["take"], out["pass"], key=lambda v: v[0])',
+      '    out["double"] = max(out["take"], out["pass"], key=lambda v: v[0])',
+      "test_analyze.py", "a double valued at the taker's worse answer"),
+    M("A5", ANALYZE, '    out["best"] = out["double"] if dec.action.doubles else out["no_double"]',
+      '    out["best"] = out["no_double"] if dec.action.doubles else out["double"]',
+      "test_analyze.py", "the proper cube action's value swapped"),
+    M("A6", ANALYZE, '"best": "take" if v["take"][0] <= v["pass"][0] else "pass"',
+      '"best": "take" if v["take"][0] >= v["pass"][0] else "pass"',
       "test_analyze.py", "take and pass swapped in a take row"),
     M("A7", ANALYZE, "        if loss >= limit:", "        if loss > limit:",
       "test_analyze.py", "a loss at a threshold not flagged"),

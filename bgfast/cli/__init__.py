@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import click
 
-from .._workers import WorkerError
-from ..errors import BgfastError
+from ..errors import BgfastError, WorkerError
 
 __all__ = ["main", "emit_json", "PositionParam", "PositionArg", "POSITION_FORMS", "DiceParam", "fail"]
 
@@ -180,4 +179,4 @@ def main():
 
 
 # Register the command areas (each module adds its commands to ``main``).
-from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data  # noqa: E402,F401
+from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data, benchmark  # noqa: E402,F401

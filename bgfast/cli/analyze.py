@@ -11,7 +11,7 @@ from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
-from ._options import json_option
+from ._options import cubeless_option, json_option
 
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=1, show_default=True,
@@ -19,6 +19,9 @@ _COMMON = [
                       "faster and weaker, 2 stronger and about 20 times slower."),
     click.option("--evaluator", default="net", show_default=True,
                  help="Evaluator name (see bgfast.evaluate.evaluator_names())."),
+    cubeless_option("Rank plays by cubeless equity and decide the cube by Janowski's model "
+                    "on the n-ply probabilities (the default: cubeful, at the cube and score "
+                    "of each position)."),
     click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help=JOBS_HELP),
     click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
     click.option("--address", default=None, help=ADDRESS_HELP),
@@ -57,10 +60,16 @@ def _count_lines(path) -> int | None:
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed for rollouts.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run into the same -o file.")
 @common
-def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, evaluator, jobs,
-            backend, address):
+def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, evaluator, cubeless,
+            jobs, backend, address):
     """Analyse every position in INPUT (one per line: Position ID, Position ID
     with Match ID, or XGID, optionally followed by a roll).
+
+    Checker plays are ranked by their cubeful value at the line's cube and
+    score (a Match ID or XGID gives them; a Position ID alone is money with
+    a centred cube): cubeful equity for money, MWC at a match, with the
+    cubeless equity beside it.  Above --ply 0 the cube decisions come from
+    the n-ply cubeful search.  --cubeless gives the cubeless analysis.
 
     Rows stream out in input order as CSV or JSON Lines; --format html writes
     JSON Lines to OUTPUT.jsonl and an HTML report with board pictures to
@@ -77,7 +86,7 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
     if fmt == "html" and output is None:
         raise click.UsageError("--format html needs -o FILE")
     settings = AnalysisSettings(ply=ply, top=top, evaluator=evaluator,
-                                rollout_games=rollout_games, seed=seed)
+                                rollout_games=rollout_games, seed=seed, cubeless=cubeless)
     data_path = output + ".jsonl" if fmt == "html" else output
     data_fmt = "jsonl" if fmt == "html" else fmt
     if output is not None:
@@ -112,10 +121,15 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
               show_default=True)
 @json_option("Print the summary as JSON.")
 @common
-def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, backend, address):
+def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, jobs, backend,
+                      address):
     """Analyse every checker play and cube decision of both players in a
-    gnubg/Jellyfish .mat file: the equity lost on each, flags for doubtful
-    plays, errors and blunders, and each player's error rate."""
+    gnubg/Jellyfish .mat file, at each decision's cube and score: the
+    equity lost on each (EMG: per unit cube for money, the MWC lost in
+    normalised equity at a match), flags for doubtful plays, errors and
+    blunders, each player's error rates in mEMG per decision, as gnubg
+    reports them (checker play, cube, overall), and the luck of his rolls
+    (at 0 plies: each roll's best play against the average roll)."""
     import csv
     import io
 
@@ -125,7 +139,7 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, back
     if output is not None:
         check_writable(output)
     match = matfile.load(mat_file)
-    settings = AnalysisSettings(ply=ply, evaluator=evaluator)
+    settings = AnalysisSettings(ply=ply, evaluator=evaluator, cubeless=cubeless)
     rows = []
     with Progress(len(match.games), unit="game") as bar:
         for row in analyze_match(match, settings=settings, jobs=jobs, backend=backend,
@@ -160,5 +174,8 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, back
     for s in summary["players"]:
         click.echo(f"  {s['name']:<16} decisions {s['checker_decisions']:4d} checker "
                    f"{s['cube_decisions']:3d} cube  loss {s['total_loss']:7.3f}  "
-                   f"error rate {s['error_rate_milli']:6.1f} (x1000/decision)  "
-                   f"doubtful {s['doubtful']} errors {s['error']} blunders {s['blunder']}")
+                   f"error rate (mEMG) {s['error_rate_memg']:6.1f} overall, "
+                   f"{s['checker_error_rate_memg']:6.1f} checker, "
+                   f"{s['cube_error_rate_memg']:6.1f} cube  "
+                   f"doubtful {s['doubtful']} errors {s['error']} blunders {s['blunder']}  "
+                   f"luck (mEMG per roll) {s['luck_rate_memg']:+6.1f}")

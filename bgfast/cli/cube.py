@@ -1,18 +1,11 @@
 """``bgfast cube``: the cube decision for a position or 5 probabilities."""
 from __future__ import annotations
 
-import importlib
-
 import click
 
 from . import POSITION_FORMS, PositionParam, emit_json, main
-from ..errors import BgfastError
 from .. import cube as _cube
 from ._options import context_options, json_option
-
-
-class MissingEvaluatorError(BgfastError):
-    """No evaluator is available for the position given."""
 
 
 def _parse_probs(text: str):
@@ -30,56 +23,27 @@ def _parse_probs(text: str):
     return values
 
 
-def _optional_module(name: str):
-    """``bgfast.<name>`` or None when it does not exist (yet)."""
-    try:
-        return importlib.import_module(f"bgfast.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"bgfast.{name}":
-            raise MissingEvaluatorError(f"bgfast.{name} cannot be loaded: {exc}") from None
-        return None
-    except (ImportError, OSError) as exc:
-        raise MissingEvaluatorError(f"bgfast.{name} cannot be loaded: {exc}") from None
-
-
 def position_probabilities(position, evaluator: str = "net"):
-    """Probabilities for a position, from the best source available.
-
-    Home-board positions: ``bgfast.bearoff.probe`` (exact probabilities and
-    exact cubeful money equities from the two-sided table; one-sided race
-    probabilities beyond it).  Otherwise ``bgfast.evaluate``
-    (``get_evaluator(evaluator).evaluate(position)``).  Returns
+    """Probabilities for a position, from the best source available
+    (:func:`bgfast.evaluate.sourced_probabilities`: the bear-off tables in
+    bear-offs, exact cubeful money equities from the two-sided one, else
+    the evaluator; a finished game its result, by the evaluator).  Returns
     ``(probs, source, exact_money)``; ``exact_money`` is (centred, owned,
-    opponent owns), the roller not doubling now, or None.
-    """
-    from ..position import PositionClass
+    opponent owns), the roller not doubling now, or None."""
+    import numpy as np
 
-    in_home = position.classify() in (PositionClass.BEAROFF, PositionClass.OVER)
-    if in_home and position.classify() == PositionClass.BEAROFF:
-        bearoff = _optional_module("bearoff")
-        if bearoff is not None and hasattr(bearoff, "probe"):
-            result = bearoff.probe(position)
-            exact = None
-            nd = getattr(result, "cubeful_no_double", None)
-            if result.exact and nd:
-                exact = [float(nd["centred"]), float(nd["owned"]), float(nd["opponent_owned"])]
-                source = "bgfast.bearoff (exact two-sided table)"
-            else:
-                source = "bgfast.bearoff (one-sided race tables)"
-            return [float(v) for v in result.probs], source, exact
-    evaluate = _optional_module("evaluate")
-    if evaluate is not None and hasattr(evaluate, "get_evaluator"):
-        result = evaluate.get_evaluator(evaluator).evaluate(position)
-        probs = getattr(result, "probs", result)
+    from ..evaluate import get_evaluator, sourced_probabilities
+
+    got = sourced_probabilities(position.board[None], 0, evaluator)
+    probs, exact = got.probs[0], got.exact_money[0]
+    if not got.exact[0]:
+        if np.isnan(probs).any():                   # a finished game
+            probs = get_evaluator(evaluator).evaluate(position).probs
         return [float(v) for v in probs], f"bgfast.evaluate ({evaluator})", None
-    if evaluate is not None and hasattr(evaluate, "evaluate"):
-        return [float(v) for v in evaluate.evaluate(position)], "bgfast.evaluate", None
-    what = "bgfast.evaluate (the position evaluator)"
-    if in_home:
-        what += " or bgfast.bearoff (bear-off tables)"
-    raise MissingEvaluatorError(
-        f"no evaluator for this position: {what} is not available; give --probs W,WG,WB,LG,LB"
-    )
+    if np.isfinite(exact).all():
+        return ([float(v) for v in probs], "bgfast.bearoff (exact two-sided table)",
+                [float(v) for v in exact])
+    return [float(v) for v in probs], "bgfast.bearoff (one-sided race tables)", None
 
 
 @main.command("cube", epilog=POSITION_FORMS)

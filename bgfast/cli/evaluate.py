@@ -83,7 +83,7 @@ def evaluate(position, evaluator, plies, dice, context, cubeless, as_json):
               help="Write the calibration JSON here (default: stdout).")
 def calibrate(games, seed, output):
     """Fit pubeval's score -> probabilities map on seeded self-play."""
-    from ..evaluate import fit_pubeval_calibration
+    from ..train import fit_pubeval_calibration
 
     doc = fit_pubeval_calibration(games, seed)
     if output:

@@ -74,9 +74,11 @@ def met_command(table_name, length, away, crawford, post_crawford, generate, met
     if length is not None and length < 1:
         raise click.BadParameter("must be at least 1", param_hint="--length")
     if generate:
+        from ..metgen import generate as make_table
+
         rate = gammon_rate if gammon_rate_trailer is None else (gammon_rate, gammon_rate_trailer)
-        table = _met.generate(length or 25, gammon_rate=rate, method=method,
-                              efficiency=efficiency, free_drops=_parse_free_drops(free_drop))
+        table = make_table(length or 25, gammon_rate=rate, method=method,
+                           efficiency=efficiency, free_drops=_parse_free_drops(free_drop))
     else:
         table = _met.get_table(table_name)
 

@@ -1,14 +1,32 @@
-"""``bgfast train`` (TD(lambda) self-play) and ``bgfast duel`` (duplicate-dice money duels)."""
+"""``bgfast train`` (TD(lambda) self-play, supervised training on rollout
+labels) and ``bgfast duel`` (duplicate-dice money duels)."""
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
 from .._progress import Progress
 from . import emit_json, main
 from ._options import json_option
 
 
-@main.command()
+class _TrainGroup(click.Group):
+    """A group whose first argument, when it names no mode, is the TD
+    mode's: ``bgfast train OUT --games N`` is ``bgfast train td OUT --games N``."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["td", *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group(cls=_TrainGroup)
+def train():
+    """Train the net: ``bgfast train OUT --games N`` (TD self-play, the ``td``
+    mode) or ``bgfast train supervised LABELS_DIR -o OUT`` (rollout labels)."""
+
+
+@train.command("td")
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--games", type=click.IntRange(min=0), required=True,
               help="Train until this many self-play games in total.")
@@ -30,8 +48,8 @@ from ._options import json_option
                    "input layout, without features, gets zero feature weights).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option("Print the training state as JSON.")
-def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
-          init, quiet, as_json):
+def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
+             init, quiet, as_json):
     """Train the net by TD(lambda) self-play and write the weights to OUT (.npz)."""
     from ..train import train as run
 
@@ -42,6 +60,80 @@ def train(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint
         emit_json({"out": out, **st})
     else:
         click.echo(f"{out}: {st['games_done']} games, {st['seconds']} s of training")
+
+
+def _fit_default(name):
+    from ..train import FitSettings
+
+    return getattr(FitSettings, name)
+
+
+@train.command("supervised")
+@click.argument("labels", metavar="LABELS_DIR", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="The weights file to write (.npz); its checkpoint is OUT.ckpt.")
+@click.option("--init", default="shipped", show_default=True,
+              help="Start from: shipped (the shipped net), random (seeded), or a weights file PATH.")
+@click.option("--epochs", type=click.IntRange(min=1), default=_fit_default("epochs"),
+              show_default=True, help="At most this many passes over the training labels.")
+@click.option("--patience", type=click.IntRange(min=1), default=_fit_default("patience"),
+              show_default=True, help="Stop after this many epochs without a lower validation loss.")
+@click.option("--batch", type=click.IntRange(min=1), default=_fit_default("batch"),
+              show_default=True, help="Positions per Adam step.")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=_fit_default("lr"),
+              show_default=True, help="Adam learning rate.")
+@click.option("--l2", type=click.FloatRange(min=0), default=_fit_default("l2"), show_default=True,
+              help="L2 penalty on the weights.")
+@click.option("--l2-anchor", type=click.Choice(["zero", "init"]), default=_fit_default("l2_anchor"),
+              show_default=True, help="The L2 penalty pulls the weights towards zero or towards "
+                                      "the initial net's.")
+@click.option("--weighting", type=click.Choice(["plain", "stderr"]),
+              default=_fit_default("weighting"), show_default=True,
+              help="Weight each output's loss by 1/(stderr^2+eps) (stderr) or not (plain).")
+@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True),
+              default=_fit_default("val_fraction"), show_default=True,
+              help="Fraction of the positions held out for validation (seeded by position).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=_fit_default("seed"),
+              show_default=True, help="Seed of the split, the batches and random weights.")
+@click.option("--hidden", type=click.IntRange(1, 256), default=_fit_default("hidden"),
+              show_default=True, help="Hidden units with --init random.")
+@click.option("--class", "classes", type=click.Choice(["contact", "crashed", "race"]),
+              multiple=True, help="Train on these classes' labels only (repeatable; default all). "
+                                  "contact and crashed share the contact net.")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), default=None,
+              help="Also checkpoint every this many steps (always after each epoch).")
+@click.option("--resume", is_flag=True,
+              help="Continue the run checkpointed in OUT.ckpt (a new run if there is none).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@json_option("Print the report as JSON.")
+@click.pass_context
+def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
+                            weighting, val_fraction, seed, hidden, classes, checkpoint_steps, resume, quiet,
+                            as_json):
+    """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``)."""
+    from ..train import fit
+
+    given = {"init": init, "epochs": epochs, "patience": patience, "batch": batch, "lr": lr,
+             "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
+             "hidden": hidden, "classes": tuple(classes) or None}
+    # a resumed run takes the checkpoint's settings: pass only what was typed
+    settings = {k: v for k, v in given.items()
+                if v is not None and (not resume or k == "classes"
+                                      or ctx.get_parameter_source(k) == ParameterSource.COMMANDLINE)}
+    r = fit(labels, out, resume=resume, progress=not quiet, checkpoint_steps=checkpoint_steps,
+            **settings)
+    if as_json:
+        emit_json({"out": out, **r})
+        return
+    parts = [f"{name} net: validation loss {n['val_loss_before']} -> {n['val_loss_after']} "
+             f"(best epoch {n['best_epoch']} of {n['epochs']}, {n['train']} positions)"
+             for name, n in r["nets"].items()]
+    click.echo(f"{out}: " + "; ".join(parts) + f"; {r['seconds']} s")
+    for name, a in r["after"].items():
+        b = r["before"][name]
+        if a["n"]:
+            click.echo(f"  {name}: {a['n']} held-out positions, equity MAE "
+                       f"{b['equity_mae']:.4f} -> {a['equity_mae']:.4f}")
 
 
 @main.command()

@@ -1,0 +1,119 @@
+"""``bgfast benchmark build`` and ``bgfast benchmark score``: the checker-play
+benchmark (:mod:`bgfast.benchmark`)."""
+from __future__ import annotations
+
+import os
+
+import click
+
+from .._progress import Progress
+from . import emit_json, main
+
+_SETS = ["contact", "crashed", "race"]
+
+
+@main.group()
+def benchmark():
+    """A checker-play benchmark: decisions whose candidate plays are rolled
+    out, and the error rate of an evaluator on them."""
+
+
+@benchmark.command()
+@click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
+              help="The benchmark directory (decisions.bgtd and shard-NNNNNN.bgtd files).")
+@click.option("--set", "sets", multiple=True, type=click.Choice(_SETS, case_sensitive=False),
+              help="A set to build (repeatable; default: all three).")
+@click.option("--decisions", "-n", type=click.IntRange(1), default=300, show_default=True,
+              help="Decisions per set.")
+@click.option("--trials", type=click.IntRange(1), default=None,
+              help="Rollout games per candidate [default: 144].")
+@click.option("--truncate", "-t", type=click.IntRange(0), default=None,
+              help="Plies before the net evaluates (0 = play to the end) [default: 0].")
+@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=None,
+              help="Seed of the decisions and the rollouts [default: 21].")
+@click.option("--players", default=None,
+              help="Self-play players and weights [default: net=45,pubeval=20,easy=10,medium=10,"
+                   "beginner=10,expert=5,gnubg=10; gnubg only where gnubg-nn is installed].")
+@click.option("--exclude", "excludes", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A positions file (the training data) whose positions are never used "
+                   "(repeatable).")
+@click.option("--margin", type=click.FloatRange(min=0), default=None,
+              help="Candidates: the plays within this equity of the 0-ply best [default: 0.12].")
+@click.option("--max-candidates", type=click.IntRange(2, 255), default=None,
+              help="Most candidates rolled out per decision [default: 8].")
+@click.option("--resume", is_flag=True, help="Continue the benchmark in OUTPUT.")
+@click.option("--limit", type=click.IntRange(0), default=None,
+              help="Roll out only the first LIMIT decisions in this run.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Processes (default: every core); the benchmark does not depend on it.")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Write the shard being filled at least this often.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def build(output, sets, decisions, trials, truncate, seed, players, excludes, margin,
+          max_candidates, resume, limit, jobs, checkpoint_seconds, as_json):
+    """Draw decisions from seeded self-play and roll out their candidate
+    plays into the directory OUTPUT, checkpointing as it goes; --resume
+    continues an interrupted build with the same files as an uninterrupted
+    one."""
+    from dataclasses import replace
+
+    from .. import benchmark as bm
+
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise click.UsageError(f"{output} is not a directory")
+    fields = {}
+    for name, value in (("trials", trials), ("truncate", truncate), ("seed", seed)):
+        if value is not None:
+            fields[name] = value
+    settings = replace(bm.REFERENCE_SETTINGS, **fields)
+    kw = {}
+    if margin is not None:
+        kw["margin"] = margin
+    if max_candidates is not None:
+        kw["max_candidates"] = max_candidates
+        kw["min_candidates"] = min(bm.MIN_CANDIDATES, max_candidates)
+    names = [s.lower() for s in sets] or None
+    bar = Progress(decisions * (len(set(names)) if names else len(_SETS)), unit="decision",
+                   resumes=True)
+    with bar:
+        r = bm.build(output, decisions, sets=names, seed=bm.DEFAULT_SEED if seed is None else seed,
+                     settings=settings, players=players, exclude=list(excludes) or None,
+                     resume=resume, jobs=jobs, limit=limit, checkpoint_seconds=checkpoint_seconds,
+                     progress=bar, **kw)
+    if as_json:
+        emit_json(r)
+        return
+    classes = ", ".join(f"{k} {v}" for k, v in r["classes"].items() if v)
+    click.echo(f"{output}: {r['rolled_out']} of {r['decisions']} decisions ({classes}) rolled out "
+               f"({r['in_this_run']} in this run, {r['seconds']} s), {r['shards']} complete shards")
+
+
+@benchmark.command()
+@click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@click.option("--set", "sets", multiple=True, type=click.Choice(_SETS, case_sensitive=False),
+              help="A set to score (repeatable; default: every set the benchmark holds).")
+@click.option("--evaluator", "-e", default="net", show_default=True,
+              help="net, composite, race, pubeval, ... (see bgfast evaluate).")
+@click.option("--ply", "-p", "plies", type=click.IntRange(0, 2), default=0, show_default=True,
+              help="Search depth of the evaluator's choice.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def score(directory, sets, evaluator, plies, as_json):
+    """Score an evaluator's plays on the benchmark in DIR: the mean equity
+    lost per decision against the rollout best (x1000, gnubg's error rate)
+    with its standard error, and the share of decisions where it picks the
+    rollout's best play."""
+    from .. import benchmark as bm
+    from ..evaluate import get_evaluator
+
+    ev = get_evaluator(evaluator)
+    db = bm.load(directory)
+    res = bm.score_evaluator(db, ev, plies, sets=[s.lower() for s in sets] or None)
+    if as_json:
+        emit_json({"benchmark": os.fspath(directory), "evaluator": ev.name, "plies": plies,
+                   "sets": {k: v.to_dict() for k, v in res.items()}})
+        return
+    click.echo(f"{ev.name} {plies}-ply on {directory}")
+    click.echo(f"{'set':<8} {'decisions':>9} {'error':>8} {'se':>6} {'best':>6} {'outside':>7}")
+    for v in res.values():
+        click.echo(f"{v.set:<8} {v.decisions:>9} {v.error:>8.2f} {v.se:>6.2f} "
+                   f"{100 * v.best:>5.1f}% {v.outside:>7}")

@@ -1,0 +1,239 @@
+"""Supervised training on rollout labels (bgfast.train.fit, ``bgfast train supervised``)."""
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from bgfast import net as netmod
+from bgfast import traindata as td
+from bgfast import train as trainmod
+from bgfast.cli import main
+from bgfast.errors import BgfastError, DatabaseError
+from bgfast.evaluate import equity
+from bgfast.position import pack
+
+TEACHER_SEED = 5
+
+
+def _boards(games=12, seed=3):
+    """Distinct boards of a few 0-ply self-play games of the shipped net."""
+    b = netmod.default_net().model.selfplay_states(seed, 0, games)
+    _, first = np.unique(pack(b), axis=0, return_index=True)
+    b = b[np.sort(first)]
+    return b[~td.exact_covered(b)]
+
+
+def _labels(boards, seed=TEACHER_SEED):
+    """A LabelSet whose targets are the raw outputs of a random 'teacher' net."""
+    teacher = netmod.random_net(6, seed, scale=0.4)
+    probs = teacher.evaluate_batch(boards, tables=False)
+    n = len(boards)
+    mean = np.concatenate([probs, equity(probs)[:, None]], axis=1)
+    se = np.full((n, 6), 0.01)
+    se[:, 0] = np.linspace(0.005, 0.02, n)
+    return td.LabelSet(np.arange(n, dtype=np.int64), pack(boards), td.classify(boards), mean, se,
+                       np.full(n, 72, np.int32), np.full(n, 20.0), {"settings": "teacher"})
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return _labels(_boards())
+
+
+def _write_dir(lab, path):
+    """``lab`` as a labels directory of one shard (what ``bgfast data label`` writes)."""
+    path.mkdir()
+    td._write(path / "shard-000000.bgtd", "labels",
+              {"index": lab.index, "key": lab.keys, "cls": lab.classes, "mean": lab.mean,
+               "stderr": lab.stderr, "games": lab.games, "plies": lab.plies},
+              {"settings": {"trials": 72}, "positions": "x", "net": "y", "shard_size": 4096,
+               "shard": 0, "start": 0})
+    return path
+
+
+def test_the_gradient_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    n, d, h = 9, 7, 4
+    p = {"w1": rng.normal(0, 0.7, (d, h)), "b1": rng.normal(0, 0.3, h),
+         "w2": rng.normal(0, 0.7, (h, 5)), "b2": rng.normal(0, 0.3, 5)}
+    X = rng.uniform(0, 1.5, (n, d))
+    Y = rng.uniform(0, 1, (n, 5))
+    c = {k: v + rng.normal(0, 0.2, v.shape) for k, v in p.items()}
+    for W, l2, center in ((None, 0.0, None), (rng.uniform(0.2, 3, (n, 5)), 0.05, None),
+                          (None, 0.3, c)):
+        loss, g = trainmod.loss_and_grad(p, X, Y, W, l2, center=center)
+        for name, a in p.items():
+            num = np.zeros_like(a)
+            for i in np.ndindex(a.shape):
+                old = a[i]
+                a[i] = old + 1e-6
+                up = trainmod.loss_and_grad(p, X, Y, W, l2, grad=False, center=center)[0]
+                a[i] = old - 1e-6
+                down = trainmod.loss_and_grad(p, X, Y, W, l2, grad=False, center=center)[0]
+                a[i] = old
+                num[i] = (up - down) / 2e-6
+            assert np.allclose(g[name], num, rtol=1e-5, atol=1e-8), name
+        # the loss itself: the weighted cross-entropy, by its definition
+        s = 1 / (1 + np.exp(-(1 / (1 + np.exp(-(X @ p["w1"] + p["b1"]))) @ p["w2"] + p["b2"])))
+        ce = -(Y * np.log(s) + (1 - Y) * np.log(1 - s)) * (1 if W is None else W)
+        z = center or {"w1": 0, "w2": 0}
+        want = ce.sum() / n + 0.5 * l2 * (((p["w1"] - z["w1"]) ** 2).sum()
+                                          + ((p["w2"] - z["w2"]) ** 2).sum())
+        assert loss == pytest.approx(want, rel=1e-12)
+
+
+def test_the_validation_split_is_by_position_and_seeded():
+    keys = pack(_boards(6))
+    m = trainmod.validation_mask(keys, 0.3, 7)
+    assert 0 < m.sum() < len(keys)
+    assert (trainmod.validation_mask(keys, 0.3, 7) == m).all()
+    assert (trainmod.validation_mask(keys, 0.3, 8) != m).any()
+    # a position's side of the split does not depend on the other positions
+    assert (trainmod.validation_mask(keys[::-1], 0.3, 7) == m[::-1]).all()
+    assert not trainmod.validation_mask(keys, 0.0, 7).any()
+
+
+def test_training_reduces_the_validation_loss(lab, tmp_path):
+    r = trainmod.fit(lab, tmp_path / "n.npz", init="random", hidden=8, epochs=25, batch=32,
+                     lr=0.01, val_fraction=0.25, seed=2, progress=False)
+    assert set(r["nets"]) == {"contact", "race"}
+    for name, n in r["nets"].items():
+        assert n["val_loss_after"] < n["val_loss_before"] - 0.05, name
+        h = [e["train_loss"] for e in n["history"]]
+        assert h[-1] < h[0]
+    for name in ("contact", "race"):
+        assert r["after"][name]["equity_mae"] < r["before"][name]["equity_mae"]
+    c = r["counts"]
+    assert sum(v["labels"] for v in c.values()) == len(lab)
+    assert r["net_of_class"] == {"contact": 0, "crashed": 0, "race": 1}
+
+
+def test_one_class_trains_its_net_only(lab, tmp_path):
+    r = trainmod.fit(lab, tmp_path / "n.npz", classes=("race",), epochs=2, progress=False)
+    assert list(r["nets"]) == ["race"]
+    a, s = netmod.load(tmp_path / "n.npz").arrays(), netmod.default_net().arrays()
+    assert all((a[k][0] == s[k][0]).all() for k in a)          # the contact net as shipped
+    assert any((a[k][1] != s[k][1]).any() for k in a)
+
+
+def _final(path):
+    n = netmod.load(path)
+    rep = dict(n.meta["fit"])
+    rep.pop("seconds")
+    return n.arrays(), rep
+
+
+@pytest.mark.parametrize("stop", [3, 26, 83])
+def test_a_resumed_run_ends_bit_identical(lab, tmp_path, stop):
+    kw = dict(init="random", hidden=5, epochs=3, batch=16, lr=0.003, val_fraction=0.2, seed=4,
+              weighting="stderr", l2=1e-3, l2_anchor="init", progress=False)
+    trainmod.fit(lab, tmp_path / "a.npz", **kw)
+    # stopped after `stop` steps: inside the first epoch, at its end (26 steps
+    # an epoch for the contact net's 414 training positions), in the race net's stage
+    b = tmp_path / "b.npz"
+    part = trainmod.fit(lab, b, max_steps=stop, checkpoint_steps=2, **kw)
+    assert part["steps"] == stop and "after" not in part
+    assert ("contact" in part["nets"]) == (stop > 78)        # the contact stage done
+    assert trainmod.checkpoint_path(b).exists()
+    netmod.load(b)                                   # a usable net meanwhile
+    trainmod.fit(lab, b, resume=True, progress=False)
+    wa, ra = _final(tmp_path / "a.npz")
+    wb, rb = _final(b)
+    for k in wa:
+        assert wa[k].tobytes() == wb[k].tobytes(), k
+    assert ra == rb
+
+
+def test_resume_refuses_other_settings_or_data(lab, tmp_path):
+    out = tmp_path / "n.npz"
+    trainmod.fit(lab, out, epochs=2, max_steps=1, progress=False)
+    with pytest.raises(BgfastError, match="lr"):
+        trainmod.fit(lab, out, resume=True, lr=0.5, progress=False)
+    other = _labels(_boards(), seed=TEACHER_SEED + 1)
+    with pytest.raises(DatabaseError, match="digest"):
+        trainmod.fit(other, out, resume=True, progress=False)
+    trainmod.checkpoint_path(out).write_bytes(b"junk")
+    with pytest.raises(DatabaseError, match="checkpoint"):
+        trainmod.fit(lab, out, resume=True, progress=False)
+
+
+def test_bad_settings_are_refused_before_work(lab, tmp_path):
+    for kw, msg in (({"lr": 0}, "learning rate"), ({"val_fraction": 1.0}, "validation"),
+                    ({"weighting": "x"}, "weighting"), ({"classes": ("bogus",)}, "class"),
+                    ({"epochs": 0}, "at least 1")):
+        with pytest.raises(BgfastError, match=msg):
+            trainmod.fit(lab, tmp_path / "n.npz", progress=False, **kw)
+    with pytest.raises(BgfastError, match="directory"):
+        trainmod.fit(lab, tmp_path / "no" / "n.npz", progress=False)
+    with pytest.raises(netmod.NetFileError):
+        trainmod.fit(lab, tmp_path / "n.npz", init=str(tmp_path / "none.npz"), progress=False)
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_output_loads_and_evaluates(lab, tmp_path, monkeypatch):
+    out = tmp_path / "n.npz"
+    trainmod.fit(lab, out, epochs=2, progress=False)
+    n = netmod.load(out)
+    p = n.evaluate_batch(lab.boards)
+    assert p.shape == (len(lab), 5) and (p >= 0).all() and (p <= 1).all()
+    assert n.meta["fit"]["finished"] and n.meta["fit"]["data_digest"]
+    assert (netmod.NetEvaluator(out).evaluate_batch(lab.boards[:4]) == p[:4]).all()
+    # $BGFAST_NET makes it the net of every evaluator named "net"
+    monkeypatch.setattr(netmod, "_DEFAULT", None)
+    monkeypatch.setenv(netmod.WEIGHTS_ENV, str(out))
+    from bgfast.evaluate import get_evaluator
+
+    assert (get_evaluator("net").evaluate_batch(lab.boards[:4]) == p[:4]).all()
+    monkeypatch.setattr(netmod, "_DEFAULT", None)
+    monkeypatch.setenv(netmod.WEIGHTS_ENV, str(tmp_path / "missing.npz"))
+    with pytest.raises(netmod.NetFileError, match="BGFAST_NET"):
+        netmod.default_net()
+
+
+def test_cli_trains_and_resumes(lab, tmp_path):
+    labels = _write_dir(lab, tmp_path / "L")
+    out = tmp_path / "n.npz"
+    runner = CliRunner()
+    r = runner.invoke(main, ["train", "supervised", str(labels), "-o", str(out), "--epochs", "2",
+                             "--batch", "64", "--seed", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["out"] == str(out) and rep["settings"]["seed"] == 3 and rep["finished"]
+    netmod.load(out)
+    # resumed with the checkpoint's settings (only --epochs may change)
+    r = runner.invoke(main, ["train", "supervised", str(labels), "-o", str(out), "--resume",
+                             "--epochs", "3"])
+    assert r.exit_code == 0, r.output
+    assert "contact net: validation loss" in r.output and "equity MAE" in r.output
+    r = runner.invoke(main, ["train", "supervised", str(labels), "-o", str(out), "--resume",
+                             "--lr", "0.1"])
+    assert r.exit_code == 2 and r.output.startswith("Error:") and "lr" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    # the TD mode, by name or by default
+    for args in (["train", "td", str(tmp_path / "td.npz")], ["train", str(tmp_path / "td2.npz")]):
+        r = runner.invoke(main, args + ["--games", "8", "--hidden", "4", "--round-games", "8",
+                                        "--quiet"])
+        assert r.exit_code == 0 and "8 games" in r.output, r.output
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["{L}", "-o", "{T}/no/n.npz"], 2, "does not exist"),
+    (["{T}/missing", "-o", "{T}/n.npz"], 2, "does not exist"),
+    (["{T}/empty", "-o", "{T}/n.npz"], 2, "no labels"),
+    (["{L}", "-o", "{T}"], 2, "directory"),
+    (["{L}", "-o", "{T}/n.npz", "--lr", "0"], 2, "--lr"),
+    (["{L}", "-o", "{T}/n.npz", "--class", "bogus"], 2, "--class"),
+    (["{L}", "-o", "{T}/n.npz", "--val-fraction", "1"], 2, "--val-fraction"),
+    (["{L}", "-o", "{T}/n.npz", "--init", "{T}/none.npz"], 2, "cannot read net weights"),
+    (["{L}", "-o", "{T}/n.npz", "--init", "{L}/shard-000000.bgtd"], 2, "not a net weights"),
+])
+def test_cli_errors_are_one_line(lab, tmp_path, args, code, words):
+    labels = _write_dir(lab, tmp_path / "L")
+    (tmp_path / "empty").mkdir()
+    args = [a.format(L=labels, T=tmp_path) for a in args]
+    r = CliRunner().invoke(main, ["train", "supervised", *args])
+    assert r.exit_code == code, r.output
+    assert r.output.startswith("Error:") and words in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    assert not (tmp_path / "n.npz").exists()
