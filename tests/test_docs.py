@@ -217,6 +217,45 @@ def test_links_between_pages_resolve():
     assert not missing
 
 
+def _reference_modules() -> list[str]:
+    """The modules the API reference pages render (their ``::: module`` lines)."""
+    return [m for page in sorted((DOCS / "reference").glob("*.md"))
+            for m in re.findall(r"^::: (bgfast(?:\.\w+)*)\s*$", page.read_text(encoding="utf-8"),
+                                re.M)]
+
+
+def test_the_examples_in_the_api_reference_run():
+    """The ``>>>`` examples of the docstrings the API reference renders."""
+    import importlib
+
+    modules = _reference_modules()
+    assert {"bgfast", "bgfast.position", "bgfast.rollout", "bgfast.errors"} <= set(modules)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    report = io.StringIO()
+    for name in modules:
+        module = importlib.import_module(name)
+        for test in finder.find(module, name):
+            runner.run(test, out=report.write)
+    assert runner.failures == 0, report.getvalue()
+    assert runner.tries >= 3          # the package's own example at least
+
+
+def test_the_reference_renders_rest_docstrings_as_markdown():
+    pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("rst_docstrings",
+                                                  DOCS / "_ext" / "rst_docstrings.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    text = ("See :class:`~bgfast.cube.CubeContext`, :func:`rollout` and\n"
+            ":meth:`the context <bgfast.cube.CubeContext.of>`::\n\n    code()\n\n"
+            "::\n\n    more()\n\n>>> 1 + 1\n2\n\nEnd.")
+    assert ext.markdown(text) == (
+        "See `CubeContext`, `rollout` and\n`the context`:\n\n    code()\n\n"
+        "\n    more()\n\n```pycon\n>>> 1 + 1\n2\n```\n\nEnd.")
+    assert ext.markdown(ext.markdown(text)) == ext.markdown(text)
+
+
 def _nav_pages() -> list[str]:
     """The pages named in the nav of mkdocs.yml (lines ``- Title: page.md``)."""
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
