@@ -13,13 +13,20 @@ Each page is one session in a fresh temporary working directory:
   are shown only.
 
 A failure names the page, the block's line and what went wrong.
+
+The pages are also the MkDocs site (``mkdocs.yml``): every page is in its nav,
+and ``mkdocs build --strict`` (run by ``.ci/run``; here as a slow test where
+MkDocs is installed) fails on a broken link or API reference.
 """
 from __future__ import annotations
 
 import doctest
 import io
 import re
+import importlib.util
 import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +34,8 @@ import pytest
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md"] + sorted(DOCS.rglob("*.md"))
 RUN_MARK = "<!-- test: run -->"
 FLAGS = doctest.ELLIPSIS
 
@@ -170,7 +178,7 @@ def run_page(name: str, text: str) -> int:
     return ran
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_page_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     try:
@@ -183,15 +191,18 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
 
 
 def test_every_page_has_examples():
-    names = {p.name for p in PAGES}
-    assert {"README.md", "index.md", "install.md", "positions.md", "formats.md", "rules.md",
-            "bearoff.md", "cube.md", "play.md", "evaluation.md", "analysis.md",
-            "performance.md"} <= names
-    runnable = {p.name: sum(b.lang in ("python", "console") or b.marked
-                            for b in blocks(p.read_text(encoding="utf-8")))
+    names = {p.relative_to(ROOT).as_posix() for p in PAGES}
+    assert {"README.md"} | {f"docs/{n}.md" for n in (
+        "index", "install", "tutorial", "positions", "formats", "rules", "bearoff", "cube",
+        "play", "evaluation", "analysis", "performance", "reference/cli")} <= names
+    runnable = {p.relative_to(ROOT).as_posix(): sum(b.lang in ("python", "console") or b.marked
+                                                     for b in blocks(p.read_text(encoding="utf-8")))
                 for p in PAGES}
-    # every usage page shows code that runs (the others show shell commands or prose only)
-    shown_only = {"index.md", "install.md", "performance.md", "rules.md", "architecture.md"}
+    # every usage page shows code that runs (the others show shell commands or prose only;
+    # the reference pages are generated from the docstrings and the click commands)
+    shown_only = {f"docs/{n}.md" for n in ("index", "install", "performance", "rules",
+                                             "architecture")}
+    shown_only |= {n for n in names if n.startswith("docs/reference/")}
     assert all(runnable[n] for n in names - shown_only), runnable
 
 
@@ -204,6 +215,68 @@ def test_links_between_pages_resolve():
             if not (page.parent / target).exists():
                 missing.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not missing
+
+
+def _reference_modules() -> list[str]:
+    """The modules the API reference pages render (their ``::: module`` lines)."""
+    return [m for page in sorted((DOCS / "reference").glob("*.md"))
+            for m in re.findall(r"^::: (bgfast(?:\.\w+)*)\s*$", page.read_text(encoding="utf-8"),
+                                re.M)]
+
+
+def test_the_examples_in_the_api_reference_run():
+    """The ``>>>`` examples of the docstrings the API reference renders."""
+    import importlib
+
+    modules = _reference_modules()
+    assert {"bgfast", "bgfast.position", "bgfast.rollout", "bgfast.errors"} <= set(modules)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    report = io.StringIO()
+    for name in modules:
+        module = importlib.import_module(name)
+        for test in finder.find(module, name):
+            runner.run(test, out=report.write)
+    assert runner.failures == 0, report.getvalue()
+    assert runner.tries >= 3          # the package's own example at least
+
+
+def test_the_reference_renders_rest_docstrings_as_markdown():
+    pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("rst_docstrings",
+                                                  DOCS / "_ext" / "rst_docstrings.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    text = ("See :class:`~bgfast.cube.CubeContext`, :func:`rollout` and\n"
+            ":meth:`the context <bgfast.cube.CubeContext.of>`::\n\n    code()\n\n"
+            "::\n\n    more()\n\n>>> 1 + 1\n2\n\nEnd.")
+    assert ext.markdown(text) == (
+        "See `CubeContext`, `rollout` and\n`the context`:\n\n    code()\n\n"
+        "\n    more()\n\n```pycon\n>>> 1 + 1\n2\n```\n\nEnd.")
+    assert ext.markdown(ext.markdown(text)) == ext.markdown(text)
+
+
+def _nav_pages() -> list[str]:
+    """The pages named in the nav of mkdocs.yml (lines ``- Title: page.md``)."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = text[text.index("\nnav:"):]
+    return re.findall(r"^\s*- [^\n]*?:\s*(\S+\.md)\s*$", nav, re.M)
+
+
+def test_every_page_is_in_the_site_nav_once():
+    nav = _nav_pages()
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    assert sorted(nav) == pages
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="needs the docs extra (MkDocs)")
+def test_the_site_builds_in_strict_mode(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                          str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
 
 
 BROKEN = '''\

@@ -1,6 +1,8 @@
 """``bgfast play`` (a game in the terminal), ``bgfast lesson`` and ``bgfast mat``."""
 from __future__ import annotations
 
+import copy
+
 import click
 
 from . import emit_json, fail, main
@@ -652,4 +654,8 @@ def lesson(number, lang, as_json):
 
 
 # ``bgfast learn`` is the lessons' name in the reference app; ``lesson`` stays as an alias.
-main.add_command(lesson, name="learn")
+# ``learn`` is a copy of the command under its own name, so that the generated
+# command-line reference (docs/reference/cli.md) shows both names.
+learn = copy.copy(lesson)
+learn.name = "learn"
+main.add_command(learn)
