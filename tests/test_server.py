@@ -23,27 +23,11 @@ from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
 from bgfast.svg import board_svg  # noqa: E402
 
-from procs import bgfast, env  # noqa: E402
+from procs import bgfast, children, env  # noqa: E402
 
 OPENING = "4HPwATDgc/ABMA"
 XGID = "XGID=-b----E-C---eE---c-e----B-:1:1:1:00:2:4:0:9:10"
 MAX_TRIALS = 300
-
-
-def _children(pid: int) -> set[int]:
-    """The live child processes of ``pid``."""
-    out = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == str(pid) and fields[0] != "Z":
-            out.add(int(entry))
-    return out
 
 
 def _alive(pid: int) -> bool:
@@ -246,7 +230,7 @@ def test_the_loop_answers_while_a_rollout_runs(server):
 
 def test_sigterm_stops_the_server_and_its_workers():
     proc, url = _start("--workers", 2)
-    workers = _children(proc.pid)
+    workers = children(proc.pid)
     assert len(workers) >= 2
     assert httpx.get(url + "/health", timeout=10).status_code == 200
     assert _stop(proc) in (0, -signal.SIGTERM)       # uvicorn ends by the signal it caught
