@@ -59,6 +59,9 @@ DEFAULT_WORKERS = 2
 #: the web page served at ``/``
 PAGE = Path(__file__).parent / "data" / "server" / "index.html"
 
+#: the largest cube value a request may give
+MAX_CUBE = 2 ** 30
+
 Dice = Union[str, list[int], None]
 
 
@@ -81,7 +84,7 @@ class _Context(_Request):
     length: int | None = Field(None, ge=1, description="Match length.")
     crawford: bool = Field(False, description="The Crawford game.")
     post_crawford: bool = Field(False, description="A post-Crawford game.")
-    cube: int | None = Field(None, description="Cube value.")
+    cube: int | None = Field(None, ge=1, le=MAX_CUBE, description="Cube value (a power of 2).")
     owner: Literal["me", "opp", "centre", "center"] | None = Field(None, description="Cube owner.")
 
     def context_fields(self) -> dict:
@@ -111,7 +114,8 @@ class EvaluateRequest(_Context):
 class CubeRequest(_Context):
     ply: int = Field(0, ge=0, le=2, description="0: the cube model; 1, 2: the cubeful search.")
     evaluator: str = "net"
-    efficiency: float | None = Field(None, description="Cube efficiency (0-ply only).")
+    efficiency: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
+                                     description="Cube efficiency 0..1 (0-ply only).")
 
 
 class RolloutRequest(_Request):
@@ -291,6 +295,9 @@ def create_app(workers: int = DEFAULT_WORKERS, max_trials: int = DEFAULT_MAX_TRI
                 app.state.pool, _run, kind, req)
         except BrokenProcessPool:
             return JSONResponse({"error": "the worker pool stopped"}, status_code=503)
+        except Exception as exc:          # a fault of the server, not of the request
+            return JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"},
+                                status_code=500)
         return JSONResponse(doc, status_code=status)
 
     @app.post("/hint", summary="The ranked plays for a roll, or the cube decision")
