@@ -26,9 +26,9 @@ def running(marker: str) -> list[int]:
     return found
 
 
-def children() -> set[int]:
-    """This process's live (not zombie) child processes."""
-    me = str(os.getpid())
+def children(pid: int | None = None) -> set[int]:
+    """The live (not zombie) child processes of ``pid`` (default: this process)."""
+    me = str(os.getpid() if pid is None else pid)
     out = set()
     for pid in os.listdir("/proc"):
         if not pid.isdigit():

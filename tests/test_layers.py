@@ -27,7 +27,7 @@ LAYERS = {
     "search": ("_rollout", "rollout", "_workers", "_ray", "levels"),
     "play": ("game", "players", "matfile", "savegame", "duel", "lessons"),
     "analysis": ("_analyze", "analyze", "hint", "traindata", "train", "benchmark"),
-    "interfaces": ("__main__", "cli"),
+    "interfaces": ("__main__", "cli", "server"),
 }
 
 #: Edges inside a layer left out of the cycle check, each with its reason.
@@ -36,6 +36,8 @@ LAYERS = {
 DELEGATIONS = {
     ("bgfast.position", "bgfast.movegen"): "Position.legal_plays and Position.shots",
     ("bgfast.position", "bgfast.formats"): "Position.from_xgid and Position.xgid",
+    ("bgfast.cli", "bgfast.server"): "bgfast serve starts the server, which answers with "
+                                     "the CLI's documents and context options",
 }
 
 #: Imports from a higher layer that are known and being removed elsewhere.

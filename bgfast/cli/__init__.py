@@ -80,6 +80,15 @@ class PositionArg:
         except BgfastError:
             return None
 
+    @classmethod
+    def parse(cls, text: str) -> "PositionArg":
+        """A POSITION in any form bgfast reads (:func:`bgfast.formats.parse_position_text`);
+        raises its :class:`bgfast.errors.BgfastError`."""
+        from ..formats import parse_position_text
+
+        pos, state, xgid = parse_position_text(text)
+        return cls(text.strip(), pos, state, xgid)
+
     def gnubg_id(self) -> str | None:
         """``PositionID:MatchID`` (None for a bare Position ID)."""
         return None if self.state is None else f"{self.position.position_id()}:{self.state.match_id()}"
@@ -93,15 +102,12 @@ class PositionParam(click.ParamType):
     name = "POSITION"
 
     def convert(self, value, param, ctx):
-        from ..formats import parse_position_text
-
         if isinstance(value, PositionArg):
             return value
         try:
-            pos, state, xgid = parse_position_text(value)
+            return PositionArg.parse(value)
         except BgfastError as exc:
             self.fail(str(exc), param, ctx)
-        return PositionArg(value.strip(), pos, state, xgid)
 
 
 class DiceParam(click.ParamType):
@@ -179,4 +185,4 @@ def main():
 
 
 # Register the command areas (each module adds its commands to ``main``).
-from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data, benchmark  # noqa: E402,F401
+from . import core, bearoff, met, cube, game, evaluate, hint, rollout, train, analyze, data, benchmark, serve  # noqa: E402,F401,E501

@@ -82,28 +82,40 @@ def cube_command(position, probs, context, efficiency, evaluator, ply, as_json):
     if ply and efficiency is not None:
         raise click.UsageError("--efficiency is for the 0-ply decision; the search uses each "
                                "position's own")
-    exact = None
     pos = None if position is None else position.position
+    dec, source = decide(pos, context, probs=None if probs is None else _parse_probs(probs),
+                         efficiency=efficiency, evaluator=evaluator, ply=ply)
+    if as_json:
+        emit_json(decision_doc(dec, context, ply, source, pos))
+    else:
+        click.echo(dec.describe(source))
+
+
+def decide(pos, context, *, probs=None, efficiency=None, evaluator: str = "net", ply: int = 0):
+    """The cube decision of ``bgfast cube`` -> ``(decision, source)``: for ``pos``
+    (the n-ply cubeful search at ``ply`` > 0; else the cube model on its
+    probabilities) or for the 5 ``probs`` given, at ``context``."""
+    exact = None
     if ply:
         from ..evaluate import evaluate_cube
 
         dec = evaluate_cube(pos, context, plies=ply, evaluator=evaluator)
-        source = f"bgfast.evaluate ({evaluator}), {ply}-ply cubeful search"
+        return dec, f"bgfast.evaluate ({evaluator}), {ply}-ply cubeful search"
+    if probs is not None:
+        p, source = probs, "given"
     else:
-        if probs is not None:
-            p = _parse_probs(probs)
-            source = "given"
-        else:
-            p, source, exact = position_probabilities(pos, evaluator)
-        dec = _cube.cube_decision(p, **context.decision_args(), efficiency=efficiency,
-                                  position=pos, exact_money=exact)
-    if as_json:
-        doc = dec.to_dict()
-        doc["context"] = context.to_dict()
-        doc["plies"] = ply
-        doc["source"] = source
-        if pos is not None:
-            doc["position_id"] = pos.position_id()
-        emit_json(doc)
-    else:
-        click.echo(dec.describe(source))
+        p, source, exact = position_probabilities(pos, evaluator)
+    dec = _cube.cube_decision(p, **context.decision_args(), efficiency=efficiency,
+                              position=pos, exact_money=exact)
+    return dec, source
+
+
+def decision_doc(dec, context, ply: int, source: str, pos=None) -> dict:
+    """The ``--json`` document of ``bgfast cube``."""
+    doc = dec.to_dict()
+    doc["context"] = context.to_dict()
+    doc["plies"] = ply
+    doc["source"] = source
+    if pos is not None:
+        doc["position_id"] = pos.position_id()
+    return doc

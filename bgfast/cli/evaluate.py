@@ -35,7 +35,7 @@ def evaluate(position, evaluator, plies, dice, context, cubeless, as_json):
     a centred cube for a Position ID) with the context options overriding
     it; --cubeless ranks by cubeless equity.  Every play shows its cubeless
     equity too."""
-    from ..evaluate import PROB_NAMES, equity, evaluate_ply, get_evaluator, rank_plays
+    from ..evaluate import PROB_NAMES, get_evaluator, rank_plays
 
     ev = get_evaluator(evaluator)
     pos = position.position
@@ -46,10 +46,7 @@ def evaluate(position, evaluator, plies, dice, context, cubeless, as_json):
                             cube=None if cubeless else context)
         ranked_by = "cubeless" if cubeless else "cubeful" if context.is_money else "mwc"
         if as_json:
-            emit_json({"position_id": pos.position_id(), "dice": list(dice),
-                       "evaluator": ev.name, "plies": plies, "ranked_by": ranked_by,
-                       "context": None if cubeless else context.to_dict(),
-                       "plays": [r.to_dict() for r in ranked]})
+            emit_json(ranking_doc(pos, dice, ev, plies, ranked, None if cubeless else context))
             return
         kind = {"cubeless": "cubeless equity", "cubeful": "cubeful equity",
                 "mwc": "match winning chance (EMG, then cubeless equity)"}[ranked_by]
@@ -66,14 +63,31 @@ def evaluate(position, evaluator, plies, dice, context, cubeless, as_json):
                 value = f"{r.equity:+.4f}"
             click.echo(f"{i:3d}. {r.play.notation:<28} {value}  {probs}  ({r.plies}-ply)")
         return
-    p = evaluate_ply(pos.board[None], plies, ev)[0]
-    eq = float(equity(p))
-    doc = {"position_id": pos.position_id(), "evaluator": ev.name, "plies": plies,
-           **{k: float(v) for k, v in zip(PROB_NAMES, p)}, "equity": eq}
+    doc = evaluation_doc(pos, ev, plies)
     if as_json:
         emit_json(doc)
     else:
-        click.echo(" ".join(f"{k}={doc[k]:.4f}" for k in PROB_NAMES) + f" equity={eq:+.4f}")
+        click.echo(" ".join(f"{k}={doc[k]:.4f}" for k in PROB_NAMES) + f" equity={doc['equity']:+.4f}")
+
+
+def ranking_doc(pos, dice, ev, plies: int, ranked, context) -> dict:
+    """The ``--json`` document of ``bgfast evaluate --dice``: the plays ``ranked``
+    by :func:`bgfast.evaluate.rank_plays` at ``context`` (None: cubeless)."""
+    ranked_by = "cubeless" if context is None else "cubeful" if context.is_money else "mwc"
+    return {"position_id": pos.position_id(), "dice": list(dice), "evaluator": ev.name,
+            "plies": plies, "ranked_by": ranked_by,
+            "context": None if context is None else context.to_dict(),
+            "plays": [r.to_dict() for r in ranked]}
+
+
+def evaluation_doc(pos, ev, plies: int) -> dict:
+    """The ``--json`` document of ``bgfast evaluate`` without a roll: the cubeless
+    probabilities and equity of ``pos`` for the player on roll at ``plies``."""
+    from ..evaluate import PROB_NAMES, equity, evaluate_ply
+
+    p = evaluate_ply(pos.board[None], plies, ev)[0]
+    return {"position_id": pos.position_id(), "evaluator": ev.name, "plies": plies,
+            **{k: float(v) for k, v in zip(PROB_NAMES, p)}, "equity": float(equity(p))}
 
 
 @main.command("calibrate-pubeval")
