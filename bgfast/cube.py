@@ -182,12 +182,20 @@ class Owner(str, enum.Enum):
         return {Owner.ME: Owner.OPP, Owner.OPP: Owner.ME}.get(self, self)
 
 
+#: The highest cube value: the kernels hold cube values (and points) in
+#: 64-bit integers, and a rollout's money cube is not turned beyond it.
+MAX_CUBE = 2 ** 40
+
+
 def _check_cube(cube, owner) -> tuple[int, str]:
     if isinstance(cube, bool) or not isinstance(cube, (int, np.integer)):
         raise InvalidCubeError(f"cube value must be an integer power of 2, not {cube!r}")
     cube = int(cube)
     if cube < 1 or cube & (cube - 1):
         raise InvalidCubeError(f"cube value must be a power of 2 (1, 2, 4, ...), not {cube}")
+    if cube > MAX_CUBE:
+        raise InvalidCubeError(f"cube value must be at most 2**{MAX_CUBE.bit_length() - 1}, "
+                               f"not 2**{cube.bit_length() - 1}")
     owner = normalize_owner(owner)
     if cube == 1 and owner != "centre":
         raise InvalidCubeError("a cube at 1 is centred: it has not been turned yet")

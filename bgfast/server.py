@@ -46,6 +46,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from .cli import PositionArg
+from .cube import MAX_CUBE
 from .errors import BgfastError
 
 __all__ = ["create_app", "serve", "DEFAULT_MAX_TRIALS", "DEFAULT_WORKERS"]
@@ -59,8 +60,6 @@ DEFAULT_WORKERS = 2
 #: the web page served at ``/``
 PAGE = Path(__file__).parent / "data" / "server" / "index.html"
 
-#: the largest cube value a request may give
-MAX_CUBE = 2 ** 30
 
 Dice = Union[str, list[int], None]
 

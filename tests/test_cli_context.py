@@ -73,6 +73,8 @@ def test_every_option_combination_gives_its_context(args, mode, cube, owner, ext
     (["--cube", "2"], "--owner"),
     (["--cube", "3", "--owner", "me"], "power of 2"),
     (["--cube", "0"], "power of 2"),
+    (["--cube", str(2 ** 41), "--owner", "me"], "at most 2**40"),
+    (["--cube", str(2 ** 200), "--owner", "me"], "at most 2**40"),
     (["--owner", "me"], "a cube at 1 is centred"),
     (["--money", "--table", "Rockwell-Kazaross"], "--table needs a match"),
     (["--score", "1-1", "--length", "5", "--table", "no-such-table"],
