@@ -114,17 +114,18 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
 @common
 def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, jobs, backend, address):
     """Analyse every checker play and cube decision of both players in a
-    gnubg/Jellyfish .mat file: the equity lost on each, flags for doubtful
+    gnubg/Jellyfish .mat or gnubg .sgf file: the equity lost on each, flags for doubtful
     plays, errors and blunders, and each player's error rate."""
     import csv
     import io
 
-    from .. import matfile
     from ..analyze import MATCH_FIELDS, AnalysisSettings, analyze_match, html_report, summarize
 
     if output is not None:
         check_writable(output)
-    match = matfile.load(mat_file)
+    from ..sgf import load_record
+
+    match = load_record(mat_file)
     settings = AnalysisSettings(ply=ply, evaluator=evaluator)
     rows = []
     with Progress(len(match.games), unit="game") as bar:
