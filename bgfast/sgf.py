@@ -18,9 +18,9 @@ and ``RE`` (the result: ``W+2``, ``B+4R`` = won by resignation).  Then one
 node per action: ``W[...]`` / ``B[...]`` is the dice and the checker moves
 (two letters a move: ``a``..``x`` the points in White's numbering 1..24,
 ``y`` the bar, ``z`` off; just the dice when the roll cannot be played),
-or ``double`` / ``take`` / ``drop``.  A beaver is gnubg's: the taker doubles
-at once (``double`` by the doubled side), a raccoon another ``double``, and
-the side left holding the offer ``take`` s.  A roll that was not moved
+or ``double`` / ``take`` / ``drop``.  A beaver is written as gnubg writes
+it: the doubled side doubles at once (a second ``double``), a raccoon is a
+third ``double``, and then the side last doubled answers ``take``.  A roll that was not moved
 before a resignation is a ``PL[..]DI[..]`` node.  bgfast writes its options
 (cube off, cube cap, beaver, ...) in a private root property ``BG[...]``
 that gnubg ignores, so a round trip is exact.
@@ -393,7 +393,7 @@ class _Importer:
                 pl = _one(node, "PL", at)
                 if not re.fullmatch(r"[1-6][1-6]", d or ""):
                     raise InvalidRecordError(f"{at}cannot read the dice DI[{d}]")
-                if pl is not None and pl not in "WB":
+                if pl is not None and pl not in ("W", "B"):
                     raise InvalidRecordError(f"{at}PL[{pl}] is not W or B")
                 player = game.to_act if pl is None else "WB".index(pl)
                 dice = (int(d[0]), int(d[1]))
