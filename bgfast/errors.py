@@ -17,7 +17,7 @@ class InvalidPositionError(BgfastError):
 
 
 class InvalidIdError(BgfastError):
-    """A Position ID, Match ID, XGID or position key that cannot be decoded."""
+    """A Position ID, Match ID, XGID, FIBS board string or position key that cannot be decoded."""
 
 
 class InvalidDiceError(BgfastError):

@@ -10,7 +10,9 @@ decoders were checked against gnubg (``gnubg -t``, its ``set matchid``,
   (:meth:`MatchState.from_match_id`, :meth:`MatchState.match_id`);
   :func:`parse_gnubg_id` / :func:`format_gnubg_id` for ``PositionID:MatchID``.
 * :func:`parse_position_text` -- any of the position forms (Position ID,
-  XGID, ``PositionID:MatchID``) with its cube, score and dice.
+  XGID, ``PositionID:MatchID``, FIBS board) with its cube, score and dice.
+* :class:`FibsBoard` -- the FIBS client protocol's ``board:...`` string
+  (:meth:`FibsBoard.parse`, :meth:`FibsBoard.format`).
 * :class:`XGID` -- eXtreme Gammon's position + match string
   (:meth:`XGID.parse`, :meth:`XGID.format`, :attr:`XGID.position`,
   :meth:`XGID.from_position`, :meth:`XGID.to_match_state`,
@@ -50,6 +52,8 @@ __all__ = [
     "parse_gnubg_id",
     "format_gnubg_id",
     "XGID",
+    "FibsBoard",
+    "FIBS_UNLIMITED",
     "parse_position_text",
     "format_play",
     "format_plays",
@@ -679,12 +683,212 @@ class XGID:
         )
 
 
+# ---------------------------------------------------------------------------
+# FIBS board strings
+# ---------------------------------------------------------------------------
+
+#: The match length a FIBS board gives an unlimited match (money play).
+FIBS_UNLIMITED = 9999
+_FIBS_FIELDS = 53
+_FIBS_INT_RE = re.compile(r"\s*(-?[0-9]{1,6})\s*", re.ASCII)
+
+
+def _fibs_int(text: str, name: str, lo: int, hi: int) -> int:
+    m = _FIBS_INT_RE.fullmatch(text)
+    if m is None:
+        raise InvalidIdError(f"FIBS board field {name} must be an integer, not {text!r}")
+    v = int(m.group(1))
+    if not lo <= v <= hi:
+        raise InvalidIdError(f"FIBS board field {name} is {v}; it must be from {lo} to {hi}")
+    return v
+
+
+def _fibs_name(text: str, name: str) -> str:
+    if not text.strip() or text != text.strip():
+        raise InvalidIdError(f"FIBS board field {name} must be a name without surrounding "
+                             f"spaces, not {text!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class FibsBoard:
+    """A FIBS board string (``board:You:Opponent:...``, the FIBS client
+    protocol's board state, 53 ``:``-separated fields) as a position and a
+    :class:`MatchState`.
+
+    Players: 0 is the string's player (``player``, its "you"), 1 the
+    opponent.  ``position`` is seen from ``state.player_on_roll``.  What the
+    string carries: names, match length (``9999`` or ``0`` = unlimited, read
+    as money), score, the checkers, whose turn (``0`` = game over), the dice
+    of the player on roll, the cube value and owner (from the two "may
+    double" fields: only one side may double = that side owns the cube;
+    neither, at a score one point from winning in a match with the cube at 1
+    = the Crawford game; otherwise centred) and a pending double ("was
+    doubled": 1 = the opponent has doubled, -1 = the player has, gnubg's
+    extension).  The sides' colour and direction may be either way round;
+    :meth:`format` writes colour 1 and direction -1, as gnubg does.
+
+    Left out on reading: the "on bar" counts (the board's bar fields are
+    used; gnubg writes 0 there), "can move", "forced move" and "redoubles".
+    The "on home" counts must agree with the checkers on the board.  Bad
+    strings raise :class:`InvalidIdError` naming the field (or
+    :class:`bgfast.errors.InvalidPositionError` for an impossible board).
+    """
+
+    position: Position
+    state: MatchState
+    player: str = "You"
+    opponent: str = "Opponent"
+
+    def __post_init__(self):
+        if not isinstance(self.position, Position):
+            object.__setattr__(self, "position", Position(self.position))
+        if not isinstance(self.state, MatchState):
+            raise InvalidIdError(f"state must be a MatchState, not {type(self.state).__name__}")
+        for name in ("player", "opponent"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or ":" in v or not v.strip() or v != v.strip():
+                raise InvalidIdError(f"FIBS board {name} name {v!r} is empty, has surrounding "
+                                     "spaces or a ':'")
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.player, self.opponent
+
+    # -- reading ------------------------------------------------------------
+    @classmethod
+    def parse(cls, text: str) -> "FibsBoard":
+        """Read a ``board:...`` string."""
+        if not isinstance(text, str):
+            raise InvalidIdError(f"a FIBS board must be a string, not {type(text).__name__}")
+        f = text.strip().split(":")
+        if f[0] != "board":
+            raise InvalidIdError(f"a FIBS board string starts with 'board:', not {text[:20]!r}")
+        if len(f) != _FIBS_FIELDS:
+            raise InvalidIdError(f"a FIBS board has {_FIBS_FIELDS} ':'-separated fields, "
+                                 f"not {len(f)}")
+        player, opponent = _fibs_name(f[1], "player"), _fibs_name(f[2], "opponent")
+        length = _fibs_int(f[3], "match length", 0, FIBS_UNLIMITED)
+        if length == FIBS_UNLIMITED:
+            length = 0
+        elif length > MAX_MATCH_LENGTH:
+            raise InvalidIdError(f"FIBS board field match length is {length}; the longest "
+                                 f"match is {MAX_MATCH_LENGTH} points ({FIBS_UNLIMITED} = unlimited)")
+        score = (_fibs_int(f[4], "player's score", 0, _MAX15),
+                 _fibs_int(f[5], "opponent's score", 0, _MAX15))
+        cells = [_fibs_int(f[6 + k], f"board position {k}", -15, 15) for k in range(26)]
+        turn = _fibs_int(f[32], "turn", -1, 1)
+        dice = [_fibs_int(f[33 + i], "dice", 0, 6) for i in range(4)]
+        cube = _fibs_int(f[37], "cube", 1, 1 << 15)
+        may = (_fibs_int(f[38], "player may double", 0, 1),
+               _fibs_int(f[39], "opponent may double", 0, 1))
+        doubled = _fibs_int(f[40], "was doubled", -1, 1)
+        colour = _fibs_int(f[41], "colour", -1, 1)
+        direction = _fibs_int(f[42], "direction", -1, 1)
+        if colour == 0 or direction == 0:
+            raise InvalidIdError("FIBS board fields colour and direction are -1 or 1, not 0")
+        home, bar = _fibs_int(f[43], "home", 0, 25), _fibs_int(f[44], "bar", 0, 25)
+        if (home, bar) != ((0, 25) if direction == -1 else (25, 0)):
+            raise InvalidIdError(f"FIBS board fields home {home} and bar {bar} do not fit "
+                                 f"direction {direction} (home 0 and bar 25 for direction -1, "
+                                 "25 and 0 for +1)")
+        off = (_fibs_int(f[45], "player on home", 0, 15), _fibs_int(f[46], "opponent on home", 0, 15))
+        for i, name in ((47, "player on bar"), (48, "opponent on bar"), (49, "can move"),
+                        (50, "forced move"), (51, "did crawford"), (52, "redoubles")):
+            _fibs_int(f[i], name, -(1 << 15), 1 << 15)
+        rows = np.zeros((2, 25), dtype=np.uint8)  # 0 = player, 1 = opponent, own numbering
+        for k in range(1, 25):
+            v = cells[k]
+            p = k if direction == -1 else 25 - k  # the player's point number
+            if v * colour > 0:
+                rows[0, p - 1] = abs(v)
+            elif v:
+                rows[1, 24 - p] = abs(v)
+        rows[0, 24] = abs(cells[bar])   # the bars: the sign is not relied on
+        rows[1, 24] = abs(cells[home])
+        for side, name in ((0, "player"), (1, "opponent")):
+            if int(rows[side].sum()) + off[side] != 15:
+                raise InvalidIdError(f"FIBS board: the {name} has {int(rows[side].sum())} checkers "
+                                     f"on the board and {off[side]} borne off, not 15 in all")
+        if doubled:
+            on_roll = 1 if doubled == 1 else 0  # the doubler
+            acting = 1 - on_roll
+        elif turn == 0:
+            on_roll = acting = 0
+        else:
+            on_roll = acting = 0 if turn == colour else 1
+        roll = tuple(dice[0:2]) if on_roll == 0 else tuple(dice[2:4])
+        if (roll[0] == 0) != (roll[1] == 0):
+            raise InvalidIdError(f"FIBS board: the dice {roll[0]} {roll[1]} are half rolled")
+        if may == (1, 0):
+            owner = CubeOwner.PLAYER0
+        elif may == (0, 1):
+            owner = CubeOwner.PLAYER1
+        else:
+            owner = CubeOwner.CENTRED
+        crawford = (length > 0 and may == (0, 0) and cube == 1 and not doubled
+                    and max(score) == length - 1)
+        board = rows if on_roll == 0 else rows[::-1]
+        position = Position(np.ascontiguousarray(board[::-1]))  # row 1 = on roll
+        state = MatchState(match_length=length, score=score, cube_value=cube, cube_owner=owner,
+                           player_on_roll=on_roll, turn=acting, crawford=crawford,
+                           game_state=GameState.OVER if turn == 0 and not doubled
+                           else GameState.PLAYING,
+                           double_offered=bool(doubled), dice=None if roll[0] == 0 else roll)
+        return cls(position, state, player, opponent)
+
+    # -- writing ------------------------------------------------------------
+    def format(self) -> str:
+        """The ``board:...`` string (colour 1, direction -1, as gnubg writes it)."""
+        s = self.state
+        if s.game_state not in (GameState.PLAYING, GameState.OVER):
+            raise InvalidIdError(f"a FIBS board holds a game in play or over, not game state "
+                                 f"{s.game_state.name}")
+        if s.resignation:
+            raise InvalidIdError("a FIBS board cannot hold a pending resignation")
+        if s.jacoby:
+            raise InvalidIdError("a FIBS board cannot hold the Jacoby rule")
+        b = self.position.board  # row 1 = the player on roll
+        rows = (b[1], b[0]) if s.player_on_roll == 0 else (b[0], b[1])  # player, opponent
+        cells = [0] * 26
+        for p in range(1, 25):
+            if rows[0][p - 1]:
+                cells[p] = int(rows[0][p - 1])
+            if rows[1][24 - p]:
+                cells[p] = -int(rows[1][24 - p])
+        cells[25] = int(rows[0][24])
+        cells[0] = -int(rows[1][24])
+        if s.double_offered:
+            turn = 1 if s.turn == 0 else -1
+            doubled = 1 if s.player_on_roll == 1 else -1
+        else:
+            turn = 0 if s.game_state == GameState.OVER else (1 if s.player_on_roll == 0 else -1)
+            doubled = 0
+        d = s.dice or (0, 0)
+        dice = [*d, 0, 0] if s.player_on_roll == 0 else [0, 0, *d]
+        if s.crawford:
+            may = (0, 0)
+        else:
+            may = (int(s.cube_owner != CubeOwner.PLAYER1), int(s.cube_owner != CubeOwner.PLAYER0))
+        off = [15 - int(r.sum()) for r in rows]
+        fields = ["board", self.player, self.opponent,
+                  s.match_length or FIBS_UNLIMITED, *s.score, *cells, turn, *dice, s.cube_value,
+                  *may, doubled, 1, -1, 0, 25, *off, int(rows[0][24]), int(rows[1][24]),
+                  0, 0, int(s.crawford), 0]
+        return ":".join(str(x) for x in fields)
+
+    def __str__(self):
+        return self.format()
+
+
+
 def parse_position_text(text: str) -> tuple[Position, MatchState | None, XGID | None]:
     """Any position form bgfast reads -> ``(position, state, xgid)``.
 
     The forms: a Position ID (``state`` and ``xgid`` None: no context), an
-    XGID (``XGID=...``, or any text with 10 ``:``-separated fields) and
-    gnubg's ``PositionID:MatchID``.  ``position`` is seen from the player on
+    XGID (``XGID=...``, or any text with 10 ``:``-separated fields),
+    gnubg's ``PositionID:MatchID`` and a FIBS board string (``board:...``,
+    :class:`FibsBoard`).  ``position`` is seen from the player on
     roll and ``state`` holds the cube, score and dice; ``xgid`` is the
     parsed XGID (for the fields a Match ID lacks: the money beaver bit and
     the cube limit).  An XGID with a pending beaver or raccoon is refused
@@ -693,6 +897,9 @@ def parse_position_text(text: str) -> tuple[Position, MatchState | None, XGID | 
     if not isinstance(text, str):
         raise InvalidIdError(f"a position must be given as a string, not {type(text).__name__}")
     head = text.strip()
+    if head.startswith("board:"):
+        fb = FibsBoard.parse(head)
+        return fb.position, fb.state, None
     if head.upper().startswith("XGID=") or head.count(":") >= 9:
         xg = XGID.parse(head)
         if xg.dice in ("B", "R"):

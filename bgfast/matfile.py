@@ -39,7 +39,7 @@ from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH, apply_moves
 from .game import Game, Match, Phase, Rules, check_name
 
-__all__ = ["dumps", "loads", "dump", "load", "format_moves"]
+__all__ = ["dumps", "loads", "dump", "load", "format_moves", "rules_items", "parse_rules"]
 
 _COL = 27  # width of the left column (plus one separating space)
 
@@ -139,9 +139,14 @@ def _game_lines(game: Game) -> list[str]:
     return lines
 
 
+def rules_items(rules: Rules) -> str:
+    """The options as ``name=integer`` items (``cube=1 max_cube=0 ...``), the
+    form :func:`parse_rules` reads (also used by :mod:`bgfast.sgf`)."""
+    return " ".join(f"{k}={int(v)}" for k, v in rules.to_dict().items())
+
+
 def _rules_tag(rules: Rules) -> str:
-    items = " ".join(f"{k}={int(v)}" for k, v in rules.to_dict().items())
-    return f'; [Rules "{items}"]'
+    return f'; [Rules "{rules_items(rules)}"]'
 
 
 def _check_name(name: str, where: str = "") -> None:
@@ -214,23 +219,26 @@ def _int(digits: str, lineno: int) -> int:
     return int(digits)
 
 
-def _parse_rules(text: str, lineno: int) -> Rules:
-    """The options of a ``; [Rules "..."]`` line, as :func:`_rules_tag` writes
-    them: ``name=integer`` items, each name once, 0 or 1 for a yes/no rule."""
+def parse_rules(text: str, where: str) -> Rules:
+    """The options :func:`rules_items` writes: ``name=integer`` items, each
+    name once, 0 or 1 for a yes/no rule.  ``where`` starts every error
+    message (``"line 3: "``)."""
     kw = {}
     defaults = Rules().to_dict()
     for item in text.split():
         m = _RULE_RE.fullmatch(item)
         if m is None:
-            raise InvalidRecordError(f"line {lineno}: rule {item!r} is not name=integer")
-        key, val = m.group(1), _int(m.group(2), lineno)
+            raise InvalidRecordError(f"{where}rule {item!r} is not name=integer")
+        if len(m.group(2).lstrip("-")) > 18:
+            raise InvalidRecordError(f"{where}the number {m.group(2)[:20]}... is too large")
+        key, val = m.group(1), int(m.group(2))
         if key not in defaults:
-            raise InvalidRecordError(f"line {lineno}: unknown rule {key!r}")
+            raise InvalidRecordError(f"{where}unknown rule {key!r}")
         if key in kw:
-            raise InvalidRecordError(f"line {lineno}: rule {key!r} is given twice")
+            raise InvalidRecordError(f"{where}rule {key!r} is given twice")
         if isinstance(defaults[key], bool):
             if val not in (0, 1):
-                raise InvalidRecordError(f"line {lineno}: rule {key!r} is {val}; "
+                raise InvalidRecordError(f"{where}rule {key!r} is {val}; "
                                          "a yes/no rule is 0 or 1")
             val = bool(val)
         kw[key] = val
@@ -239,7 +247,7 @@ def _parse_rules(text: str, lineno: int) -> Rules:
     except InvalidRecordError:
         raise
     except BgfastError as exc:
-        raise InvalidRecordError(f"line {lineno}: {exc}") from None
+        raise InvalidRecordError(f"{where}{exc}") from None
 
 
 def _split_entries(body: str, offset: int, lineno: int) -> list[tuple[int, re.Match]]:
@@ -297,7 +305,7 @@ class _Importer:
                         self.fail(lineno, "a Rules line after the first game")
                     rules_line = lineno
                     if self.rules is None:
-                        rules = _parse_rules(m.group(1), lineno)
+                        rules = parse_rules(m.group(1), f"line {lineno}: ")
                 m = _OPENING_RE.match(line.strip())
                 if m:
                     opening = ([(int(t[0]), int(t[1])) for t in m.group(1).split()], lineno)

@@ -25,7 +25,7 @@ LAYERS = {
     "evaluation": ("_evaluate", "_net", "_cube", "_evaluator", "net", "evaluate", "cube",
                    "metgen"),
     "search": ("_rollout", "rollout", "_workers", "_ray", "levels"),
-    "play": ("game", "players", "matfile", "savegame", "duel", "lessons"),
+    "play": ("game", "players", "matfile", "sgf", "savegame", "duel", "lessons"),
     "analysis": ("_analyze", "analyze", "hint", "traindata", "train", "benchmark"),
     "interfaces": ("__main__", "cli", "server"),
 }

@@ -15,6 +15,23 @@ def make_match(seed: int, length: int = 5) -> Match:
     return play_match(m, [Beginner(seed), Heuristic()])
 
 
+def resignation_match(seed: int, reject: bool = False) -> Match:
+    """A 7-point match whose first game ends in a resigned gammon after a
+    take (a result-only ending; ``reject``: one offer is rejected first)."""
+    m = Match(7, seed=seed, names=("Alice", "Bob"))
+    g = m.new_game()
+    g.start()
+    g.play(g.legal_plays()[0])
+    g.double()
+    g.take()
+    if reject:
+        g.resign(2, player=g.turn)
+        g.reject()
+    g.resign(2, player=g.turn)
+    g.accept()
+    return play_match(m, [Beginner(seed), Heuristic()])
+
+
 class TestExport:
     def test_layout(self):
         m = Match(3, names=("Alice", "Bob"))
@@ -336,16 +353,7 @@ class TestGnubg:
     @pytest.mark.parametrize("seed", [2, 5])
     def test_gnubg_reads_our_export_identically(self, gnubg_binary, tmp_path, seed):
         m = make_match(seed)
-        # add a resignation game in front to exercise result-only endings
-        m2 = Match(7, seed=seed, names=("Alice", "Bob"))
-        g = m2.new_game()
-        g.start()
-        g.play(g.legal_plays()[0])
-        g.double()
-        g.take()
-        g.resign(2, player=g.turn)
-        g.accept()
-        play_match(m2, [Beginner(seed), Heuristic()])
+        m2 = resignation_match(seed)
         for match in (m, m2):
             src = tmp_path / "ours.mat"
             out = tmp_path / "theirs.mat"

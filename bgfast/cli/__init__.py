@@ -25,9 +25,9 @@ __all__ = ["main", "emit_json", "PositionParam", "PositionArg", "POSITION_FORMS"
 
 
 #: The forms a POSITION argument takes (the epilog of the commands' help).
-POSITION_FORMS = ("POSITION is a Position ID, an XGID (XGID=...) or PositionID:MatchID; "
-                  "the XGID and Match ID bring their cube, score and dice, and explicit "
-                  "options override them.")
+POSITION_FORMS = ("POSITION is a Position ID, an XGID (XGID=...), PositionID:MatchID or a "
+                  "FIBS board (board:...); the XGID, Match ID and FIBS board bring their "
+                  "cube, score and dice, and explicit options override them.")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class PositionArg:
     form carries.
 
     ``position`` is seen from the player on roll; ``state`` is the
-    :class:`bgfast.formats.MatchState` of an XGID or a ``PositionID:MatchID``
+    :class:`bgfast.formats.MatchState` of an XGID, a ``PositionID:MatchID`` or a FIBS board
     (None for a bare Position ID: money, centred cube, no dice); ``xgid``
     the parsed XGID, if that was the form (its beaver bit and cube limit).
     """
@@ -96,8 +96,8 @@ class PositionArg:
 
 class PositionParam(click.ParamType):
     """A POSITION in any form bgfast reads -> :class:`PositionArg`: a gnubg
-    Position ID, an XGID (``XGID=...``) or ``PositionID:MatchID``
-    (:func:`bgfast.formats.parse_position_text`)."""
+    Position ID, an XGID (``XGID=...``), ``PositionID:MatchID`` or a FIBS
+    board string (``board:...``) (:func:`bgfast.formats.parse_position_text`)."""
 
     name = "POSITION"
 

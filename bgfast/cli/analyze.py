@@ -124,21 +124,22 @@ def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, eval
 def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, jobs, backend,
                       address):
     """Analyse every checker play and cube decision of both players in a
-    gnubg/Jellyfish .mat file, at each decision's cube and score: the
-    equity lost on each (EMG: per unit cube for money, the MWC lost in
-    normalised equity at a match), flags for doubtful plays, errors and
-    blunders, each player's error rates in mEMG per decision, as gnubg
+    gnubg/Jellyfish .mat or gnubg .sgf file, at each decision's cube and
+    score: the equity lost on each (EMG: per unit cube for money, the MWC
+    lost in normalised equity at a match), flags for doubtful plays, errors
+    and blunders, each player's error rates in mEMG per decision, as gnubg
     reports them (checker play, cube, overall), and the luck of his rolls
     (at 0 plies: each roll's best play against the average roll)."""
     import csv
     import io
 
-    from .. import matfile
     from ..analyze import MATCH_FIELDS, AnalysisSettings, analyze_match, html_report, summarize
 
     if output is not None:
         check_writable(output)
-    match = matfile.load(mat_file)
+    from ..sgf import load_record
+
+    match = load_record(mat_file)
     settings = AnalysisSettings(ply=ply, evaluator=evaluator, cubeless=cubeless)
     rows = []
     with Progress(len(match.games), unit="game") as bar:

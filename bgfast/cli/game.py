@@ -394,10 +394,10 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
               help="Player names as 'NAME_X,NAME_O' (no control characters).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None,
               help="Save the match at the end or on quit: FILE.mat as a gnubg/Jellyfish "
-                   "record, any other name as JSON holding the exact state (resumable; "
+                   "record, FILE.sgf as gnubg SGF, any other name as JSON holding the exact state (resumable; "
                    "signed with this installation's key, so an edited file is refused).")
 @click.option("--resume", "resume_file", type=click.Path(exists=True, dir_okay=False),
-              default=None, help="Continue a match saved with --save (JSON or .mat); its "
+              default=None, help="Continue a match saved with --save (JSON, .mat or .sgf); its "
                                  "length, rules and names come from the file.")
 @json_option("Print the result as JSON on stdout (the game goes to stderr).")
 def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoon, auto_doubles,
@@ -477,7 +477,9 @@ def _names(text: str | None, kinds) -> tuple[str, str]:
 
 
 def _is_mat(path: str) -> bool:
-    return path.lower().endswith(".mat")
+    from ..sgf import is_record
+
+    return is_record(path)
 
 
 def _check_save_path(path: str) -> None:
@@ -493,14 +495,14 @@ def _check_save_path(path: str) -> None:
 
 
 def _save_match(match: Match, path: str) -> None:
-    """FILE.mat: a gnubg/Jellyfish record; otherwise the signed JSON of
+    """FILE.mat / FILE.sgf: a gnubg/Jellyfish or gnubg SGF record; otherwise the signed JSON of
     :mod:`bgfast.savegame` with the exact state (every action and the dice
     generator), written atomically."""
     try:
         if _is_mat(path):
-            from ..matfile import dump
+            from ..sgf import dump_record
 
-            dump(match, path)
+            dump_record(match, path)
         else:
             from ..savegame import save
 
@@ -511,11 +513,11 @@ def _save_match(match: Match, path: str) -> None:
 
 def _load_match(path: str) -> Match:
     """A match saved by ``bgfast play --save`` (signed JSON, see
-    :mod:`bgfast.savegame`) or any .mat record."""
+    :mod:`bgfast.savegame`) or any .mat or .sgf record."""
     if _is_mat(path):
-        from ..matfile import load
+        from ..sgf import load_record
 
-        return load(path)
+        return load_record(path)
     from ..savegame import load
 
     return load(path)
@@ -534,10 +536,11 @@ def mat():
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @json_option("JSON output.")
 def mat_info(path, as_json):
-    """Import PATH (checking every play) and summarise it: players, score, games."""
-    from ..matfile import load
+    """Import PATH, a .mat or .sgf record (checking every play), and summarise
+    it: players, score, games."""
+    from ..sgf import load_record
 
-    m = load(path)
+    m = load_record(path)
     games = []
     for i, g in enumerate(m.games, 1):
         r = g.result
