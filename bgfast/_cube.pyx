@@ -552,7 +552,7 @@ cdef inline object _new_scores(Py_ssize_t nctx):
 
 cdef int _decide_one(Row* r, const double* q, const int64_t* c, Score* s, double x,
                      const double* e, double eps, bint details, bint every_double, double* v,
-                     bint* beaver, bint* can_double) noexcept nogil:
+                     bint* beaver, bint* can_double, bint value_only) noexcept nogil:
     """The cube decision of one row of checked probabilities q at the
     context c (money or match; a match context's MWCs remembered in s), x
     its cube efficiency and e its exact money equities (NaN: none): the
@@ -561,7 +561,11 @@ cdef int _decide_one(Row* r, const double* q, const int64_t* c, Score* s, double
     returned.  Without ``details`` the live take point and a match row's
     normalised values (columns 0-3) are NaN, and without ``every_double``
     too the double/take values of a row whose side on roll may not double
-    (they do not change its action or its value)."""
+    (they do not change its action or its value).  With ``value_only``
+    the double/take values are NaN also where no double is worth at least
+    the double/pass: the node's value is then no
+    double whatever the take is worth (the action returned need not be the
+    proper one)."""
     cdef int ow = <int>c[CTX_OWNER]
     cdef Money mo
     cdef double dtc, lo, hi, ceq, xn, xd, mn, md, mp
@@ -570,7 +574,7 @@ cdef int _decide_one(Row* r, const double* q, const int64_t* c, Score* s, double
         can = ow != OWN_OPP
         _money_start(q, &mo)
         v[0] = e[ow] if exact else _money_at(q, &mo, ow, x, c[CTX_JACOBY] != 0)
-        if can or every_double or details:
+        if (can or every_double or details) and not (value_only and v[0] >= 1.0):
             v[1] = 2.0 * e[2] if exact else 2.0 * _money_at(q, &mo, OWN_OPP, x, False)
         else:
             v[1] = NAN
@@ -590,13 +594,13 @@ cdef int _decide_one(Row* r, const double* q, const int64_t* c, Score* s, double
         ceq = _cubeless(q)
         xn = _effective(q, e, ow, ceq, x)
     mn = _cubeful(r, 0, ow, xn)
-    if can or every_double or details:
+    mp = _M(r, 1, 0, 0)
+    if (can or every_double or details) and not (value_only and mn >= mp):
         if exact:
             xd = _effective(q, e, OWN_OPP, ceq, x)
         md = _cubeful(r, 1, OWN_OPP, xd)
     else:
         md = NAN
-    mp = _M(r, 1, 0, 0)
     lo = _M(r, 1, 0, 1)
     hi = mp
     if details:
@@ -667,7 +671,8 @@ def decide_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:,
     with nogil:
         for i in range(n):
             act[i] = codes[_decide_one(&r, &p[i, 0], &params[ctx[i], 0], &scores[ctx[i]], x[i],
-                                       &exact[i, 0], eps, True, True, &out[i, 0], &bv, &can)]
+                                       &exact[i, 0], eps, True, True, &out[i, 0], &bv, &can,
+                                       False)]
             bvr[i] = bv
     res = {name: values[:, j] for j, name in enumerate(DECISION_COLUMNS)}
     res["action"] = act_
@@ -744,6 +749,79 @@ cdef double board_efficiency(const uint8_t* b, const double* eff) noexcept nogil
     return _efficiency(cls, pips, eff)
 
 
+cdef inline double _leaf_row(Row* r, const double* p, const uint8_t* b, const int64_t* c,
+                             Score* s, const double* eff, const double* e, double eps, double tol,
+                             bint every_double, bint value_only, double* v, int* action,
+                             bint* bv, bint* can, cnp.int8_t* status,
+                             cnp.int8_t* cls) noexcept nogil:
+    """One row of :func:`cubeful_rows`: probabilities p (clipped first;
+    ``status`` as :func:`checked_rows` gives it) of board b at context c (a
+    match context's MWCs remembered in s), exact money equities e (NaN:
+    none).  Sets ``cls`` (the board's class), the action number, ``bv``,
+    ``can`` and v[0:4]: no double, double/take, double/pass and losing the
+    cube's points in the context's currency; returns the node's value to
+    the side on roll (:func:`_node_value`, the beaver counted).
+    ``value_only`` as for :func:`_decide_one`."""
+    cdef double q[5]
+    cdef int k, pips = 0, cl
+    status[0] = _clip_row(p, tol, q)
+    cl = board_class(b)
+    if cl == 2:                         # only a race's efficiency depends on the pips
+        for k in range(25):
+            pips += b[25 + k] * (k + 1)
+    cls[0] = cl
+    action[0] = _decide_one(r, q, c, s, _efficiency(cl, pips, eff), e, eps, False, every_double,
+                            v, bv, can, value_only)
+    if c[CTX_MATCH]:
+        v[0], v[1], v[2], v[3] = v[6], v[7], v[8], v[9]
+    else:
+        v[3] = -1.0
+    return _node_value(v[0], 2.0 * v[1] if bv[0] else v[1], v[2], can[0])
+
+
+cdef inline double _mover_equity(double val, bint match, double lose, double win,
+                                 double* mover) noexcept nogil:
+    """The value ``val`` to the side on roll seen by the side that moved:
+    ``mover`` set to minus it (money) or 1 minus it (match), and that
+    returned (money) or normalised by the mover's cube (match, ``lose``
+    and ``win`` its MWCs, as :func:`normalised`)."""
+    if match:
+        mover[0] = 1.0 - val
+        return _norm(mover[0], lose, win)
+    mover[0] = 0.0 - val
+    return mover[0]
+
+
+cdef tuple _leaf_setup(Row* r, const int32_t[::1] ctx, const int64_t[:, ::1] params,
+                       const uint8_t[:, :, ::1] boards, const double[::1] eff,
+                       const double[:, ::1] exact, const double[:, ::1] pre,
+                       const double[::1] post, const int64_t[:, ::1] movers, Py_ssize_t n,
+                       Py_ssize_t nb, const int64_t[::1] index):
+    """Check the arguments of :func:`cubeful_rows` and :func:`play_rows`
+    and set r's tables; returns ``(scores, lose, win)``: room for each
+    context's MWCs (:func:`_new_scores`) and, with ``movers``, the movers'
+    MWCs of losing and winning their cube's points (else None)."""
+    cdef Py_ssize_t i
+    if ctx.shape[0] != n or boards.shape[0] != nb:
+        raise ValueError("ctx (and index) must have one entry per row, boards one per board")
+    if boards.shape[1] != 2 or boards.shape[2] != 25 or eff.shape[0] != 6:
+        raise ValueError("boards must be (n, 2, 25), with 6 efficiency constants")
+    if exact is not None and (exact.shape[0] != nb or exact.shape[1] != 3):
+        raise ValueError("exact must have shape (n, 3)")
+    if index is not None:
+        for i in range(n):
+            if not 0 <= index[i] < nb:
+                raise ValueError(f"row {i}: no board {index[i]}")
+    _set_tables(r, pre, post)
+    _check_contexts(r, params, ctx)
+    if movers is None:
+        return _new_scores(params.shape[0]), None, None
+    if movers.shape[0] != params.shape[0]:
+        raise ValueError("movers must have one row per context")
+    _, win, lose = context_values(movers, pre, post)
+    return _new_scores(params.shape[0]), lose, win
+
+
 def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
                  const uint8_t[:, :, ::1] boards, const double[::1] eff,
                  const double[:, ::1] exact, const double[:, ::1] pre, const double[::1] post,
@@ -774,16 +852,16 @@ def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:
     NaN where the side on roll may not double, unless ``every_double``;
     ``action`` as ``codes`` name them; ``beaver`` whether the taker
     beavers; ``status`` as :func:`checked_rows` gives it; the boards'
-    position classes."""
+    position classes.  :func:`play_rows` gives the ``mover_*`` columns
+    alone."""
     cdef Py_ssize_t n = p.shape[0] if index is None else index.shape[0], nb = p.shape[0]
-    cdef Py_ssize_t i, j, nctx = params.shape[0]
+    cdef Py_ssize_t i, j
     cdef Row r
     cdef bint bv, can, has_exact = exact is not None, has_index = index is not None
-    cdef int a, k, pips, cls
-    cdef double q[5]
+    cdef int a
     cdef double v[10]
     cdef double none[3]
-    cdef double nd, dt, dp, lo, val, mv
+    cdef double val, mv
     cdef const double* e
     cdef bint has_movers = movers is not None
     none[0] = none[1] = none[2] = NAN
@@ -799,61 +877,79 @@ def cubeful_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:
     cdef cnp.int8_t[::1] cl = cls_
     if codes.shape[0] < 10:
         raise ValueError("codes must name the 10 actions")
-    if ctx.shape[0] != n or boards.shape[0] != nb:
-        raise ValueError("ctx (and index) must have one entry per row, boards one per board")
-    if boards.shape[1] != 2 or boards.shape[2] != 25 or eff.shape[0] != 6:
-        raise ValueError("boards must be (n, 2, 25), with 6 efficiency constants")
-    if has_exact and (exact.shape[0] != nb or exact.shape[1] != 3):
-        raise ValueError("exact must have shape (n, 3)")
-    if has_index:
-        for i in range(n):
-            if not 0 <= index[i] < nb:
-                raise ValueError(f"row {i}: no board {index[i]}")
-    _set_tables(&r, pre, post)
-    _check_contexts(&r, params, ctx)
-    cdef uint8_t[::1] scores_buf = _new_scores(nctx)     # each context's MWCs, for all its rows
-    cdef Score* scores = <Score*>&scores_buf[0]
-    cdef uint8_t[::1] m_can
+    cdef uint8_t[::1] scores_buf             # each context's MWCs, for all its rows
     cdef double[::1] m_win, m_lose
-    if has_movers:
-        if movers.shape[0] != nctx:
-            raise ValueError("movers must have one row per context")
-        m_can, m_win, m_lose = context_values(movers, pre, post)
+    scores_buf, m_lose, m_win = _leaf_setup(&r, ctx, params, boards, eff, exact, pre, post,
+                                            movers, n, nb, index)
+    cdef Score* scores = <Score*>&scores_buf[0]
     with nogil:
         for i in range(n):
             j = index[i] if has_index else i
-            st[i] = _clip_row(&p[j, 0], tol, q)
-            cls = board_class(&boards[j, 0, 0])
-            pips = 0
-            if cls == 2:                        # only a race's efficiency depends on the pips
-                for k in range(25):
-                    pips += boards[j, 1, k] * (k + 1)
-            cl[i] = cls
             e = &exact[j, 0] if has_exact else none
-            a = _decide_one(&r, q, &params[ctx[i], 0], &scores[ctx[i]],
-                            _efficiency(cls, pips, &eff[0]), e, eps, False, every_double, v, &bv,
-                            &can)
+            val = _leaf_row(&r, &p[j, 0], &boards[j, 0, 0], &params[ctx[i], 0], &scores[ctx[i]],
+                            &eff[0], e, eps, tol, every_double, False, v, &a, &bv, &can, &st[i],
+                            &cl[i])
             act[i] = codes[a]
             bvr[i] = bv
-            if params[ctx[i], CTX_MATCH]:
-                nd, dt, dp, lo = v[6], v[7], v[8], v[9]
-            else:
-                nd, dt, dp, lo = v[0], v[1], v[2], -1.0
-            out[i, 0] = nd
-            out[i, 1] = dt
-            out[i, 2] = dp
-            val = _node_value(nd, 2.0 * dt if bv else dt, dp, can)
+            out[i, 0] = v[0]
+            out[i, 1] = v[1]
+            out[i, 2] = v[2]
             out[i, 3] = val
-            out[i, 4] = lo
-            if not has_movers:
-                out[i, 5] = out[i, 6] = NAN
-            elif params[ctx[i], CTX_MATCH]:
-                mv = 1.0 - val
+            out[i, 4] = v[3]
+            if has_movers:
+                out[i, 6] = _mover_equity(val, params[ctx[i], CTX_MATCH] != 0, m_lose[ctx[i]],
+                                          m_win[ctx[i]], &mv)
                 out[i, 5] = mv
-                out[i, 6] = _norm(mv, m_lose[ctx[i]], m_win[ctx[i]])
             else:
-                out[i, 5] = out[i, 6] = 0.0 - val
+                out[i, 5] = out[i, 6] = NAN
     return out_, act_, bv_.view(bool), st_, cls_
+
+
+def play_rows(const double[:, ::1] p, const int32_t[::1] ctx, const int64_t[:, ::1] params,
+              const uint8_t[:, :, ::1] boards, const double[::1] eff,
+              const double[:, ::1] exact, const double[:, ::1] pre, const double[::1] post,
+              double eps, double tol, const int64_t[:, ::1] movers,
+              const int64_t[::1] index=None):
+    """The values of plays to the sides that made them: the ``mover_value``
+    and ``mover_equity`` columns of :func:`cubeful_rows` (same arguments;
+    ``movers`` required) alone, as ``(mover_value float64[n], mover_equity
+    float64[n], status int8[n], classes int8[n])``, without the other
+    columns' memory (what ranking plays reads), and without the
+    double/take values where they cannot change a value (no double worth
+    at least the double/pass)."""
+    cdef Py_ssize_t n = p.shape[0] if index is None else index.shape[0], nb = p.shape[0]
+    cdef Py_ssize_t i, j
+    cdef Row r
+    cdef bint bv, can, has_exact = exact is not None, has_index = index is not None
+    cdef int a
+    cdef double v[10]
+    cdef double none[3]
+    cdef double val
+    cdef const double* e
+    none[0] = none[1] = none[2] = NAN
+    mv_ = np.empty(n)
+    me_ = np.empty(n)
+    st_ = np.empty(n, dtype=np.int8)
+    cls_ = np.empty(n, dtype=np.int8)
+    cdef double[::1] mv = mv_, me = me_
+    cdef cnp.int8_t[::1] st = st_
+    cdef cnp.int8_t[::1] cl = cls_
+    if movers is None:
+        raise ValueError("play_rows needs the movers' contexts")
+    cdef uint8_t[::1] scores_buf             # each context's MWCs, for all its rows
+    cdef double[::1] m_win, m_lose
+    scores_buf, m_lose, m_win = _leaf_setup(&r, ctx, params, boards, eff, exact, pre, post,
+                                            movers, n, nb, index)
+    cdef Score* scores = <Score*>&scores_buf[0]
+    with nogil:
+        for i in range(n):
+            j = index[i] if has_index else i
+            e = &exact[j, 0] if has_exact else none
+            val = _leaf_row(&r, &p[j, 0], &boards[j, 0, 0], &params[ctx[i], 0], &scores[ctx[i]],
+                            &eff[0], e, eps, tol, False, True, v, &a, &bv, &can, &st[i], &cl[i])
+            me[i] = _mover_equity(val, params[ctx[i], CTX_MATCH] != 0, m_lose[ctx[i]],
+                                  m_win[ctx[i]], &mv[i])
+    return mv_, me_, st_, cls_
 
 
 # -- the pieces the rollout loop uses (declared in _cube.pxd) ----------------
@@ -885,7 +981,7 @@ cdef int cube_node(Row* r, const double* p, const int64_t* c, Score* s, double x
     cdef bint bv, can
     cdef int a
     _clip_row(p, tol, q)
-    a = _decide_one(r, q, c, s, x, e, eps, False, False, v, &bv, &can)
+    a = _decide_one(r, q, c, s, x, e, eps, False, False, v, &bv, &can, False)
     if c[CTX_MATCH]:
         out.no_double, out.double_take, out.double_pass = v[6], v[7], v[8]
     else:

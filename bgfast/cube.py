@@ -1370,12 +1370,37 @@ class _Search:
             if movers is not None:
                 out["mover_value"], out["mover_equity"] = self._mover(out["value"], ctx, movers)
             return out
+        vals, act, beaver = self._kernel(_k.cubeful_rows, boards, probs, ctx, params,
+                                         (_KERNEL_CODES, movers, every_double), index)
+        out = {name: vals[:, j] for name, j in _VALUE_COLUMNS.items()}
+        out["action"] = act
+        out["beaver"] = beaver
+        return out
+
+    def mover_leaf(self, boards, probs, ctx: np.ndarray, params: np.ndarray,
+                   movers: np.ndarray, index: np.ndarray | None = None):
+        """``(mover_value, mover_equity)`` of :meth:`leaf` (the values of the
+        plays that gave the boards to the sides that made them), from the
+        kernel :func:`bgfast._cube.play_rows`, which writes those two
+        columns alone."""
+        if self.leaves is not None:
+            out = self.leaf(boards, probs, ctx, params, movers, index=index)
+            return out["mover_value"], out["mover_equity"]
+        ctx = np.ascontiguousarray(ctx, dtype=np.int32)
+        return tuple(self._kernel(_k.play_rows, boards, probs, ctx, params, (movers,), index))
+
+    def _kernel(self, kernel, boards, probs, ctx: np.ndarray, params: np.ndarray, extra: tuple,
+                index: np.ndarray | None) -> list:
+        """The arrays ``kernel`` (:func:`bgfast._cube.cubeful_rows` or
+        :func:`~bgfast._cube.play_rows`, with its arguments after ``tol``
+        ``extra``) gives of the rows, before its status and classes: an
+        inconsistent row of probabilities raises, and the rows the exact
+        table covers are valued again with its equities."""
         probs = np.ascontiguousarray(probs, dtype=np.float64)
         if index is not None:
             index = np.ascontiguousarray(index, dtype=np.int64)
-        vals, act, beaver, status, cls = _k.cubeful_rows(
-            probs, ctx, params, boards, _EFFICIENCY, None, self.pre, self.post, _EPS, _TOL,
-            _KERNEL_CODES, movers, every_double, index)
+        *vals, status, cls = kernel(probs, ctx, params, boards, _EFFICIENCY, None, self.pre,
+                                    self.post, _EPS, _TOL, *extra, index)
         bad = np.flatnonzero(status)
         if bad.size:
             at = int(bad[0] if index is None else index[bad[0]])
@@ -1387,13 +1412,11 @@ class _Search:
             inside, eq = self.exact(boards[at], cls[home])
             if inside.size:
                 rows, at = home[inside], at[inside]
-                vals[rows], act[rows], beaver[rows], _, _ = _k.cubeful_rows(
-                    probs[at], ctx[rows], params, boards[at], _EFFICIENCY, eq, self.pre,
-                    self.post, _EPS, _TOL, _KERNEL_CODES, movers, every_double)
-        out = {name: vals[:, j] for name, j in _VALUE_COLUMNS.items()}
-        out["action"] = act
-        out["beaver"] = beaver
-        return out
+                again = kernel(probs[at], ctx[rows], params, boards[at], _EFFICIENCY, eq,
+                               self.pre, self.post, _EPS, _TOL, *extra)
+                for whole, part in zip(vals, again):
+                    whole[rows] = part
+        return vals
 
     def _mover(self, value: np.ndarray, ctx: np.ndarray, movers: np.ndarray):
         """The kernel's ``mover_value`` and ``mover_equity`` of values to
@@ -1479,8 +1502,7 @@ class _Search:
         start = np.cumsum(size) - size
         entry = np.repeat(np.arange(group.size), size)
         play = np.arange(entry.size) - start[entry] + offsets[group][entry]
-        leaf = self.leaf(res, probs, row[entry], child, up, index=play)
-        mover = leaf["mover_value"]
+        mover, _ = self.mover_leaf(res, probs, row[entry], child, up, index=play)
         # the first best of each group
         best = np.maximum.reduceat(mover, start[has]) if has.size else np.zeros(0)
         at = np.where(mover == np.repeat(best, size[has]), np.arange(entry.size), entry.size)
@@ -1494,7 +1516,7 @@ class _Search:
             p[has] = probs[chosen]
             if lost.size:
                 pp = self.probs(passed)
-                v[lost] = self.leaf(passed, pp, row[lost], child, up)["mover_value"]
+                v[lost] = self.mover_leaf(passed, pp, row[lost], child, up)[0]
                 p[lost] = pp
         else:
             order = np.concatenate([has, lost])
@@ -1521,8 +1543,8 @@ class _Search:
         mover's probabilities along the search (None at 0 plies)."""
         child = _flipped(params)
         if plies == 0:
-            leaf = self.leaf(results, onroll_probs, ctx, child, params)
-            return leaf["mover_value"], leaf["mover_equity"], None
+            value, equity = self.mover_leaf(results, onroll_probs, ctx, child, params)
+            return value, equity, None
         sub = self.values(results, child[ctx], plies)
         value, equity = self._mover(sub["value"], ctx, params)
         return value, equity, _invert(sub["probs"])

@@ -389,6 +389,37 @@ def test_kernel_mover_columns_are_the_python_ones(table):
     np.testing.assert_array_equal(leaf["mover_equity"], eq)
 
 
+def test_play_rows_are_the_mover_columns_of_cubeful_rows(table):
+    """The ranking's kernel (play_rows, only the values to the movers) gives
+    bit for bit the mover columns of cubeful_rows, at money and match
+    contexts (Crawford, post-Crawford, every owner), on random boards and
+    exact bear-offs, with and without an index of rows into the boards."""
+    boards = np.concatenate([random_boards(400, 7), _bearoffs(200, 8)])
+    ev = get_evaluator("net")
+    probs = ev.evaluate_batch(boards)
+    movers = np.array([c.kernel_row() for c in (
+        CubeContext.money(), CubeContext.money(jacoby=True), CubeContext.money(2, "me"),
+        CubeContext.money(4, "opp", beavers=True), CubeContext.match(7, 2, 4),
+        CubeContext.match(7, 2, 4, cube=2, owner="me"), CubeContext.match(7, 4, 2, cube=2,
+                                                                          owner="opp"),
+        CubeContext.match(5, 4, 1, crawford=True), CubeContext.match(5, 4, 2),
+        CubeContext.match(5, 2, 4, cube=2, owner="opp"))], dtype=np.int64)
+    movers[movers[:, 0] == 0, 4] = 1
+    assert set(movers[:, 3]) == {0, 1, 2}                  # pre-, post-Crawford and Crawford
+    search = C._Search(ev, table, MET)
+    child = C._flipped(movers)
+    rng = np.random.default_rng(9)
+    for index in (None, rng.integers(0, len(boards), 3000)):
+        n = len(boards) if index is None else len(index)
+        ctx = rng.integers(0, len(movers), n).astype(np.int32)
+        leaf = search.leaf(boards, probs, ctx, child, movers, index=index)
+        value, eq = search.mover_leaf(boards, probs, ctx, child, movers, index=index)
+        assert value.flags.c_contiguous and eq.flags.c_contiguous
+        np.testing.assert_array_equal(value, leaf["mover_value"])
+        np.testing.assert_array_equal(eq, leaf["mover_equity"])
+        assert np.isfinite(value).all()
+
+
 def test_ranking_and_cubeful_equity_agree():
     """A play's cubeful value in rank_plays is the opponent's value after it
     (cubeful_equity at the flipped context) seen from the mover, at 0 and 1
