@@ -531,6 +531,7 @@ def test_analyze_match_cli(bot_match, tmp_path):
     assert r.exit_code == 2 and "line" in r.stderr.lower()
 
 
+@pytest.mark.loopback
 def test_ray_backend_matches_local():
     ray = pytest.importorskip("ray")
     lines = [f"{Position(b).position_id()}\n" for b in small_bearoffs(10, seed=9)]

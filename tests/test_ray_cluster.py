@@ -1,6 +1,7 @@
 """bgfast on Ray as a cluster user runs it: the address forms, refusals of
 an address that cannot be reached, stdout carrying the data alone, and a
 real two-node cluster on loopback (bgfast._ray)."""
+import contextlib
 import json
 import os
 import subprocess
@@ -12,19 +13,19 @@ from click.testing import CliRunner
 
 from bgfast.cli import main
 
+import loopback_ns
 from procs import ROOT
 
 ray = pytest.importorskip("ray")
 
 START = "4HPwATDgc/ABMA"
-LOOPBACK_NS = os.path.join(ROOT, "tests", "loopback_ns.py")
 
 
 def _cli(*args, env=None, timeout=300, isolated=False):
     """``python -m bgfast ARGS`` in a subprocess: (exit status, stdout, stderr, seconds);
     ``isolated``: in a network namespace of its own with only loopback (a private Ray)."""
     t = time.monotonic()
-    prefix = ["unshare", "-n", sys.executable, LOOPBACK_NS] if isolated else []
+    prefix = loopback_ns.prefix() if isolated else []
     p = subprocess.run([*prefix, sys.executable, "-m", "bgfast", *map(str, args)], cwd=ROOT,
                        capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **(env or {})})
@@ -93,9 +94,7 @@ def test_private_local_ray_stdout_is_the_data(tmp_path):
     """No address: a private Ray, said on stderr; stdout is one JSON document
     (rollout) or the rows alone (analyze), the same as locally.  The Ray runs
     in a loopback-only network namespace (it would listen on every address)."""
-    import shutil
-
-    if not shutil.which("unshare") or subprocess.run(["unshare", "-n", "true"]).returncode:
+    if not loopback_ns.available():
         pytest.skip("cannot make a network namespace here")
     env = {"RAY_ADDRESS": "", "RAY_USAGE_STATS_ENABLED": "0"}
     code, out, err, _ = _cli("rollout", START, "-n", "72", "-t", "4", "--backend", "ray",
@@ -127,7 +126,6 @@ def _same(a: dict, b: dict) -> bool:
 
 HEAD_PORT = 6390
 #: every Ray process of the cluster and its drivers: no usage statistics; no
-#: token (the nodes and drivers share no auth token file here)
 #: token (the nodes and drivers share no auth token file here); this
 #: checkout's bgfast on every node, as an installed bgfast would be
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": "",
@@ -157,7 +155,7 @@ class Cluster:
     def __init__(self, tmp):
         self.tmp = tmp
         self.holder = subprocess.Popen(
-            ["unshare", "-n", sys.executable, LOOPBACK_NS, sys.executable, "-c",
+            [*loopback_ns.prefix(), sys.executable, "-c",
              "import sys; print('up', flush=True); sys.stdin.read()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.holder.stdout.readline().strip() == "up"
@@ -165,24 +163,34 @@ class Cluster:
         assert self.ns != _netns(os.getpid())
         self.address = f"127.0.0.1:{HEAD_PORT}"
 
-    def run(self, *args, timeout=300, check=True):
+    def run(self, *args, timeout=300, check=True, env=None):
         t = time.monotonic()
         p = subprocess.run(["nsenter", "-t", str(self.holder.pid), "-n", *map(str, args)],
                            cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                           env={**os.environ, **RAY_ENV})
+                           env={**os.environ, **RAY_ENV, **(env or {})})
         if check:
             assert p.returncode == 0, p.stderr[-3000:]
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t
 
-    def start(self):
-        common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats",
-                  "--temp-dir", self.tmp]
+    def _common(self):
+        return ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats",
+                "--temp-dir", self.tmp]
+
+    def start_head(self):
         self.run("ray", "start", "--head", "--port", HEAD_PORT, "--include-dashboard=false",
-                 "--ray-client-server-port", 10001, *common)
+                 "--ray-client-server-port", 10001, *self._common())
+
+    def add_node(self, env=None):
+        """The second node (``env``: more of its environment)."""
         before = set(_processes_in(self.ns))
-        self.run("ray", "start", "--address", self.address, *common)
+        self.run("ray", "start", "--address", self.address, *self._common(), env=env)
         #: the second node's own processes (its raylet and agents)
         self.second = sorted(set(_processes_in(self.ns)) - before)
+
+    def start(self, second_env=None):
+        """The head, then the second node (``second_env``: more of its environment)."""
+        self.start_head()
+        self.add_node(second_env)
 
     def bgfast(self, *args, timeout=300):
         return self.run(sys.executable, "-m", "bgfast", *args, timeout=timeout, check=False)
@@ -208,17 +216,24 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster():
+    with _running_cluster() as c:
+        yield c
+
+
+@contextlib.contextmanager
+def _running_cluster(second_env=None):
+    """A started :class:`Cluster` (skipped where it cannot be made), stopped at the end."""
     import shutil
     import tempfile
 
-    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("ray")):
+    if not (shutil.which("nsenter") and shutil.which("ray")):
         pytest.skip("needs unshare, nsenter and the ray command")
-    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode:
+    if not loopback_ns.available():
         pytest.skip("cannot make a network namespace here")
     tmp = tempfile.mkdtemp(prefix="bgr", dir="/tmp")       # Ray's socket paths must be short
     c = Cluster(tmp)
     try:
-        c.start()
+        c.start(second_env)
         yield c
     finally:
         c.stop()
@@ -295,3 +310,67 @@ def test_a_node_killed_mid_run_changes_nothing(cluster):
     assert _same(json.loads(out), json.loads(serial))
     assert "Ray tasks on" in err
     print("stderr after the node was killed:", err[-1500:])
+
+
+def _bgfast_lines(err: str) -> list[str]:
+    """stderr without the one warning of Ray's core library that a driver in
+    the tests' namespace prints at ``ray.init``: it has no route out, so Ray
+    cannot find its local address by connecting out (``network_util.cc``)."""
+    return [x for x in err.splitlines()
+            if not ("network_util.cc" in x and "external connectivity" in x)]
+
+
+#: a ``sitecustomize`` for the second node: its Python processes import the
+#: ``bgfast`` beside it, ahead of every entry of ``sys.path`` (Ray puts the
+#: driver's package directory first on its workers' path)
+_OTHER_BGFAST = '''import importlib.abc, importlib.util, os, sys
+
+class _Other(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "bgfast":
+            here = os.path.dirname(os.path.abspath(__file__))
+            return importlib.util.spec_from_file_location(
+                "bgfast", os.path.join(here, "other_bgfast", "__init__.py"))
+        return None
+
+sys.meta_path.insert(0, _Other())
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package, reason", [
+    ('__version__ = "0.0.1"\n', "has bgfast 0.0.1, this machine {version}"),
+    ('raise ImportError("a broken install")\n',
+     "cannot import bgfast (ImportError: a broken install)"),
+])
+def test_a_node_with_another_bgfast_is_refused(tmp_path, package, reason):
+    """The second node's Python imports another bgfast (another version, or
+    one that fails to import): the command is refused before any work with
+    one line naming that node and the reason, exit status 1, and no bgfast
+    process is left.  Slow: a cluster of its own (two ``ray start``)."""
+    from bgfast import __version__
+
+    (tmp_path / "sitecustomize.py").write_text(_OTHER_BGFAST)
+    (tmp_path / "other_bgfast").mkdir()
+    (tmp_path / "other_bgfast" / "__init__.py").write_text(package)
+    with _running_cluster({"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}) as cluster:
+        _, out, _, _ = cluster.run(sys.executable, "-c", (
+            "import ray; ray.init(address='auto', log_to_driver=False, logging_level='ERROR'); "
+            "print(*[n['NodeID'] for n in ray.nodes() if n['Alive'] and "
+            "'node:__internal_head__' not in n['Resources']])"))
+        (second,) = out.split()
+        for cmd in (["rollout", START, "-n", "216", "--json"], ["analyze", "-"]):
+            code, out, err, seconds = cluster.bgfast(*cmd, "--backend", "ray", "--address",
+                                                     cluster.address)
+            assert code == 1 and out == "", err
+            assert _bgfast_lines(err) == [
+                f"Error: the Ray node at 127.0.0.1 (node {second[:8]}) "
+                + reason.format(version=__version__)
+                + ("; install the same version on every node" if "has bgfast" in reason else
+                   f"; install bgfast {__version__} with its dependencies on every node "
+                   f"(pip install 'bgfast[ray]=={__version__}')")], err
+            assert "Traceback" not in err
+            assert not [pid for pid in _processes_in(cluster.ns)
+                        if b"bgfast" in open(f"/proc/{pid}/cmdline", "rb").read()
+                        and b"-m\0bgfast" in open(f"/proc/{pid}/cmdline", "rb").read()]
+            print(f"{cmd[0]}: refused in {seconds:.1f} s: {err.strip()}")

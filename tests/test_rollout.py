@@ -266,6 +266,7 @@ def test_cli_rollout():
     assert r.exit_code == 2
 
 
+@pytest.mark.loopback
 def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     import bgfast.rollout as ro

@@ -345,6 +345,7 @@ def test_cli_cube_rollout_and_cubeful_plays():
     assert r.exit_code != 0 and r.output.count("\n") == 1 and "may not double" in r.output
 
 
+@pytest.mark.loopback
 @pytest.mark.slow
 def test_cubeful_ray_backend_matches_local():
     ray = pytest.importorskip("ray")
