@@ -69,7 +69,7 @@ Dice = Union[str, list[int], None]
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    position: str = Field(description="Position ID, XGID or PositionID:MatchID.",
+    position: str = Field(description="Position ID, XGID, PositionID:MatchID or FIBS board string.",
                           examples=["4HPwATDgc/ABMA"])
 
 
@@ -322,8 +322,8 @@ def create_app(workers: int = DEFAULT_WORKERS, max_trials: int = DEFAULT_MAX_TRI
 
     @app.get("/board.svg", summary="The position as an SVG picture",
              response_class=Response, responses={200: {"content": {"image/svg+xml": {}}}})
-    async def board(position: str = Query(..., description="Position ID, XGID or "
-                                                           "PositionID:MatchID")):
+    async def board(position: str = Query(..., description="Position ID, XGID, "
+                                                           "PositionID:MatchID or FIBS board")):
         from .svg import board_svg
 
         try:

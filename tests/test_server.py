@@ -94,6 +94,23 @@ def test_hint_ranks_the_plays_of_a_roll(client):
     assert client.post("/hint", json={"position": OPENING, "dice": [3, 1], "ply": 0}).json() == doc
 
 
+#: the FIBS client protocol's example board: the opening, 2-3 in a 5-point match, 31 to play
+FIBS_BOARD = ("board:You:Opponent:5:2:3:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:"
+              "0:0:0:0:2:0:1:3:1:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:0:0:0:0")
+
+
+def test_a_fibs_board_is_read_with_its_dice_and_score(client):
+    from bgfast.formats import parse_position_text
+
+    pos, state, _ = parse_position_text(FIBS_BOARD)
+    gnubg_id = f"{pos.position_id()}:{state.match_id()}"
+    doc = client.post("/hint", json={"position": FIBS_BOARD, "ply": 0}).json()
+    assert doc["dice"] == [3, 1] and doc["context"].startswith("2-3 to 5")
+    assert doc == client.post("/hint", json={"position": gnubg_id, "ply": 0}).json()
+    r = client.get("/board.svg", params={"position": FIBS_BOARD})
+    assert r.status_code == 200 and r.text.startswith("<svg")
+
+
 def test_hint_without_a_roll_is_the_cube_decision(client):
     doc = client.post("/hint", json={"position": OPENING, "ply": 0}).json()
     assert "plays" not in doc and doc["cube"]["action"] == "no_double"
