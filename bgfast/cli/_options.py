@@ -8,7 +8,10 @@
   of its POSITION (the one an XGID or Match ID carries; money with a
   centred cube for a bare Position ID or no position) with each explicit
   option overriding its part (:func:`resolve_context`);
-* :func:`cubeless_option` adds ``--cubeless`` (the keyword ``cubeless``).
+* :func:`cubeless_option` adds ``--cubeless`` (the keyword ``cubeless``);
+* :func:`resumable_options` adds ``--resume``, ``--limit``, ``--jobs`` and
+  ``--checkpoint-seconds`` to a long job that writes into a directory and
+  can be stopped and continued.
 
 A context that cannot occur (an impossible score, a turned cube in the
 Crawford game, a cube value that is not a power of 2, ...) is one line on
@@ -23,8 +26,8 @@ import click
 from ..cube import CubeContext, MoneyRules, Owner, normalize_owner
 from ..met import MatchScore
 
-__all__ = ["json_option", "context_options", "cubeless_option", "resolve_context",
-           "CONTEXT_OPTION_NAMES"]
+__all__ = ["json_option", "context_options", "cubeless_option", "resumable_options",
+           "resolve_context", "CONTEXT_OPTION_NAMES"]
 
 #: The keywords :func:`context_options` takes from the command line (its options' names).
 CONTEXT_OPTION_NAMES = ("money", "jacoby", "beaver", "score", "length", "crawford",
@@ -39,6 +42,29 @@ def json_option(help: str = "Print JSON."):
 def cubeless_option(help: str = "Cubeless values instead of the values at the cube and score."):
     """The ``--cubeless`` flag (keyword ``cubeless``)."""
     return click.option("--cubeless", is_flag=True, help=help)
+
+
+def resumable_options(what: str, limit_help: str):
+    """``--resume``, ``--limit``, ``--jobs`` and ``--checkpoint-seconds``
+    (keywords ``resume``, ``limit``, ``jobs``, ``checkpoint_seconds``) of a
+    long job that fills the directory OUTPUT with ``what`` (e.g. "labels");
+    ``limit_help`` says what ``--limit`` bounds."""
+    options = [
+        click.option("--resume", is_flag=True, help=f"Continue the {what} in OUTPUT."),
+        click.option("--limit", type=click.IntRange(0), default=None,
+                     help=limit_help),
+        click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+                     help="Processes (default: every core); the results do not depend on it."),
+        click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+                     default=60.0, show_default=True,
+                     help="Write the shard being filled at least this often."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
 
 
 def resolve_context(base: CubeContext, *, money: bool = False, jacoby: bool = False,

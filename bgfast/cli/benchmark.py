@@ -8,6 +8,7 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
+from ._options import json_option, resumable_options
 
 _SETS = ["contact", "crashed", "race"]
 
@@ -41,14 +42,8 @@ def benchmark():
               help="Candidates: the plays within this equity of the 0-ply best [default: 0.12].")
 @click.option("--max-candidates", type=click.IntRange(2, 255), default=None,
               help="Most candidates rolled out per decision [default: 8].")
-@click.option("--resume", is_flag=True, help="Continue the benchmark in OUTPUT.")
-@click.option("--limit", type=click.IntRange(0), default=None,
-              help="Roll out only the first LIMIT decisions in this run.")
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
-              help="Processes (default: every core); the benchmark does not depend on it.")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Write the shard being filled at least this often.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@resumable_options("benchmark", "Roll out only the first LIMIT decisions in this run.")
+@json_option("Print the summary as JSON.")
 def build(output, sets, decisions, trials, truncate, seed, players, excludes, margin,
           max_candidates, resume, limit, jobs, checkpoint_seconds, as_json):
     """Draw decisions from seeded self-play and roll out their candidate
@@ -96,7 +91,7 @@ def build(output, sets, decisions, trials, truncate, seed, players, excludes, ma
               help="net, composite, race, pubeval, ... (see bgfast evaluate).")
 @click.option("--ply", "-p", "plies", type=click.IntRange(0, 2), default=0, show_default=True,
               help="Search depth of the evaluator's choice.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option()
 def score(directory, sets, evaluator, plies, as_json):
     """Score an evaluator's plays on the benchmark in DIR: the mean equity
     lost per decision against the rollout best (x1000, gnubg's error rate)

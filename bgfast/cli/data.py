@@ -9,7 +9,7 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
-from ._options import json_option
+from ._options import json_option, resumable_options
 
 _POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expert", "net",
              "net0", "net1", "net2"]
@@ -76,15 +76,9 @@ def positions(count, seed, output, players, excludes, jobs, as_json):
               show_default=True, help="Who plays the rollouts.")
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="Evaluator for luck and truncation.")
-@click.option("--resume", is_flag=True, help="Continue the labels in OUTPUT.")
-@click.option("--limit", type=click.IntRange(0), default=None,
-              help="Label only the first LIMIT positions.")
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
-              help="Processes (default: every core); the labels do not depend on it.")
+@resumable_options("labels", "Label only the first LIMIT positions.")
 @click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
               help="Positions per shard file.")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Write the shard being filled at least this often.")
 @json_option("Print the summary as JSON.")
 def label(positions_file, output, trials, truncate, seed, policy, evaluator, resume, limit, jobs,
           shard_size, checkpoint_seconds, as_json):
