@@ -128,6 +128,17 @@ def num_positions(points: int, checkers: int) -> int:
     return int(_k.comb(points + checkers, points))
 
 
+def _integers(x, what: str, error=InvalidPositionError) -> np.ndarray:
+    """``x`` as an int64 array; ``error`` unless every entry is a whole number
+    (integers, booleans excluded, or floats without a fractional part)."""
+    a = np.asarray(x)
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64, copy=False)
+    if a.dtype.kind == "f" and np.isfinite(a).all() and (a == np.floor(a)).all():
+        return a.astype(np.int64)
+    raise error(f"{what} must be whole numbers")
+
+
 def index(counts) -> np.ndarray | int:
     """gnubg's one-sided index of checker counts (point 1 first).
 
@@ -136,7 +147,7 @@ def index(counts) -> np.ndarray | int:
     lexicographic on the ascending list of the checkers' points; it does not
     depend on the table's checker limit.
     """
-    a = np.asarray(counts)
+    a = _integers(counts, "checker counts")
     single = a.ndim == 1
     a = np.ascontiguousarray(np.atleast_2d(a), dtype=np.int64)
     if a.ndim != 2 or not 1 <= a.shape[1] <= 24:
@@ -149,7 +160,7 @@ def index(counts) -> np.ndarray | int:
 
 def position(idx, points: int = 6) -> np.ndarray:
     """Inverse of :func:`index`: ``uint8[P]`` (or ``uint8[n, P]``) counts."""
-    a = np.asarray(idx)
+    a = _integers(idx, "one-sided indices", InvalidIdError)
     single = a.ndim == 0
     a = np.ascontiguousarray(np.atleast_1d(a), dtype=np.int64)
     if (a < 0).any() or (a >= num_positions(points, 15)).any():
@@ -459,7 +470,7 @@ class OneSidedTable(_Table):
     def index_of(self, counts) -> np.ndarray | int:
         """Table index of one-sided checker counts ([P] or [n, P]);
         :class:`MissingTableError` if outside this table."""
-        a = np.asarray(counts)
+        a = _integers(counts, "checker counts")
         single = a.ndim == 1
         a = np.atleast_2d(a)
         if a.shape[1] != self.points:
@@ -526,7 +537,7 @@ class OneSidedTable(_Table):
     def moments(self, indices, gammon: bool = False):
         """``(mean, variance)`` of the number of rolls, ``float64[n]`` each,
         for an array of table indices (vectorised)."""
-        idx = np.asarray(indices, dtype=np.int64)
+        idx = _integers(indices, "table indices")
         if (idx < 0).any() or (idx >= self.size).any():
             raise MissingTableError(f"index outside 0..{self.size - 1}")
         mean, var = self._all_moments()[1 if gammon else 0]

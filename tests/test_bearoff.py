@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import bgfast.bearoff as bo
 from bgfast import _bearoff as K
 from bgfast.cli import main
-from bgfast.errors import DatabaseError, InvalidPositionError, MissingTableError
+from bgfast.errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
 from bgfast.position import Position
 
 def gnubg_file(gnubg_nn, name):
@@ -113,6 +113,20 @@ def test_index_rejects_bad_counts():
         bo.index([16, 0, 0, 0, 0, 0])
     with pytest.raises(ValueError):
         bo.position(bo.num_positions(6, 15), 6)
+
+
+@pytest.mark.parametrize("counts", [[1.5, 2, 0, 0, 0, 0], [0.999, 0, 0, 0, 0, 0], ["1", 0, 0, 0, 0, 0],
+                                    [float("nan"), 0, 0, 0, 0, 0]])
+def test_index_refuses_counts_that_are_not_whole_numbers(counts):
+    with pytest.raises(InvalidPositionError, match="whole numbers"):
+        bo.index(counts)
+
+
+def test_whole_float_counts_and_indices_are_the_integers_they_name():
+    assert bo.index([1.0, 2.0, 0, 0, 0, 0]) == bo.index([1, 2, 0, 0, 0, 0])
+    assert np.array_equal(bo.position(34.0), bo.position(34))
+    with pytest.raises(InvalidIdError, match="whole numbers"):
+        bo.position(3.7)
 
 
 # -------------------------------------------------------------- move rules
@@ -1086,3 +1100,11 @@ def test_two_sided_build_refuses_when_the_disk_is_too_small(tmp_path, monkeypatc
     with pytest.raises(bo.DatabaseError, match="GiB of disk"):
         bo.build_two_sided(4, tmp_path / "t4.bgb")
     assert not list(tmp_path.iterdir())                  # nothing left behind
+
+
+def test_a_table_refuses_fractional_counts_and_indices(os6):
+    with pytest.raises(InvalidPositionError, match="whole numbers"):
+        os6.index_of([0.5, 0, 0, 0, 0, 0])
+    with pytest.raises(InvalidPositionError, match="whole numbers"):
+        os6.moments([1.5])
+    assert os6.index_of([2.0, 0, 0, 0, 0, 0]) == os6.index_of([2, 0, 0, 0, 0, 0])
