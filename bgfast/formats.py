@@ -252,12 +252,21 @@ class MatchState:
 
         # -- consistency between fields ------------------------------------
         if length:
+            # a finished game's points are added in full, so the winner of
+            # the match may pass the length (gnubg records 4 in a 3-point match)
             ended = gs in _ENDED
             for p in (0, 1):
-                if score[p] > length or (score[p] == length and not ended):
+                if score[p] >= length and not ended:
                     raise InvalidIdError(
                         f"score of player {p} is {score[p]} in a {length}-point match; "
-                        f"it must be below {length} (or equal to it once the game is over)")
+                        f"it must be below {length} until the game is over")
+                if score[p] > length - 1 + 3 * int(cube):
+                    raise InvalidIdError(
+                        f"score of player {p} is {score[p]} in a {length}-point match; a game "
+                        f"at cube {int(cube)} ends at {length - 1 + 3 * int(cube)} points or fewer")
+            if min(score) >= length:
+                raise InvalidIdError(f"both players have {length} or more points in a "
+                                     f"{length}-point match")
             if score[0] >= length and score[1] >= length:
                 raise InvalidIdError("score: both players cannot have won the match")
             if self.crawford and max(score) < length - 1:
@@ -282,8 +291,6 @@ class MatchState:
                     f"double_offered by player {on_roll}, but player {1 - on_roll} owns the cube")
             if self.crawford:
                 raise InvalidIdError("double_offered in the Crawford game")
-        if gs == GameState.RESIGNED and res == Resignation.NONE:
-            raise InvalidIdError("game_state is RESIGNED but resignation is NONE")
         if gs == GameState.NONE and (dice is not None or self.double_offered or res):
             raise InvalidIdError("game_state is NONE (no game) but dice, a double or a "
                                  "resignation are recorded")
