@@ -55,6 +55,7 @@ from .matfile import parse_rules, rules_items
 __all__ = ["dumps", "loads", "dump", "load", "is_record", "load_record", "dump_record"]
 
 _MAX_FILE = 64 << 20  # no match file comes near 64 MiB
+_SETUP = ("AE", "AB", "AW", "CV", "CP")  # properties that edit the board or the cube
 
 
 # ---------------------------------------------------------------------------
@@ -386,6 +387,12 @@ class _Importer:
                                      f"the game gives {'WB'[r.winner]} {r.points}")
 
     def node(self, game: Game, node: dict, holding, at: str, is_last: bool):
+        edits = [k for k in _SETUP if k in node]
+        if edits:
+            raise InvalidRecordError(
+                f"{at}a set-up of the board or cube ({', '.join(edits)}, as gnubg writes after "
+                "'set board' or 'set cube') cannot be imported: games are replayed from the "
+                "opening position")
         moves = [(c, node[c]) for c in "WB" if c in node]
         if not moves:
             if "DI" in node:  # gnubg's dice node: the roll of the player on roll

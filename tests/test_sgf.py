@@ -135,6 +135,9 @@ def test_record_suffix_dispatch(tmp_path):
     ("(;FF[4]GM[6]MI[length:3];W[52mhxv];B[double];W[take];B[double])", "cannot double"),
     ("(;FF[4]GM[6]MI[length:0];W[52mhxv];B[double];W[double];W[drop])",
      "must take it"),
+    ("(;FF[4]GM[6]MI[length:5];PL[B]AE[a:y]AW[d][d]AB[t][t];PL[B]DI[31])",
+     "node 1: a set-up of the board or cube (AE, AB, AW"),
+    ("(;FF[4]GM[6]MI[length:5];W[52mhxv];CV[2];B[31])", "node 2: a set-up of the board or cube (CV"),
 ])
 def test_bad_files_raise_invalid_record(text, words):
     with pytest.raises(InvalidRecordError, match=None) as err:
@@ -215,3 +218,16 @@ def test_we_read_gnubg_self_play(gnubg_binary, tmp_path, seed, length):
     m = sgf.load(out)
     assert m.length == length and m.over and m.score == gnubg_score(log)
     assert actions(m) == actions(matfile.load(mat))
+
+
+def test_a_gnubg_file_of_a_set_up_position_is_refused_by_name(gnubg_binary, tmp_path):
+    import subprocess
+
+    out = tmp_path / "setup.sgf"
+    script = tmp_path / "script.txt"
+    script.write_text(f"new match 5\nset board mNvgAQaw5+ABMA\nset cube value 2\n"
+                      f"set dice 3 1\nsave match {out}\n")
+    subprocess.run([gnubg_binary, "-t", "-q", "-c", str(script)], capture_output=True,
+                   timeout=120, check=True)
+    with pytest.raises(InvalidRecordError, match="set-up of the board or cube"):
+        sgf.load(out)
