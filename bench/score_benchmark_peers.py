@@ -1,4 +1,4 @@
-"""bgfast, pubeval and gnubg (through the optional gnubg-nn) on a benchmark database.
+"""bgfast, pubeval, gnubg (gnubg-nn) and bgsage on a benchmark database.
 
     python bench/score_benchmark_peers.py [DIR] [--markdown]
 
@@ -7,9 +7,11 @@ DIR is a directory of ``bgfast benchmark build`` (default: the shipped
 decision against the rollout best, x1000) with its standard error, the share
 of decisions where it picks the rollout's best play and the plays outside
 the rolled-out candidates, per set.  bgfast and pubeval are scored by
-:func:`bgfast.benchmark.score_evaluator`, gnubg 0/1-ply by
-:func:`bgfast.benchmark.score` with ``gnubg_nn.best_move`` as the chooser
-(skipped when gnubg-nn is not installed).
+:func:`bgfast.benchmark.score_evaluator`; gnubg 0/1-ply (gnubg-nn) and
+bgsage's raw net and 1-ply look-ahead (bgsage) by
+:func:`bgfast.benchmark.score` with their duel players
+(:func:`bgfast.duel.get_player`) as choosers, each skipped when its package
+is not installed.
 """
 from __future__ import annotations
 
@@ -23,21 +25,21 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bgfast import benchmark as bm  # noqa: E402
+from bgfast.duel import bgsage_available, get_player, gnubg_available  # noqa: E402
 
 DEFAULT = os.path.join(os.path.dirname(__file__), "..", "data", "benchmark")
 
 
-def gnubg_chooser(plies: int):
-    """gnubg's best play at ``plies`` (gnubg-nn), as a board after the play."""
-    import gnubg_nn
+def peer_chooser(name: str):
+    """A peer engine's play (``bgfast.duel.get_player``), as a chooser."""
+    player = get_player(name)
+    return lambda board, d1, d2: player.play(board, d1, d2, 0)
 
-    def choose(board, d1, d2):
-        moves, key = gnubg_nn.best_move(board.tolist(), d1, d2, n=plies, b=1)
-        if not moves:
-            return board[::-1].copy()
-        return np.asarray(gnubg_nn.board_from_position_key(key), dtype=np.uint8)
 
-    return choose
+PEERS = (("gnubg 0-ply (gnubg-nn)", "gnubg", gnubg_available),
+         ("gnubg 1-ply (gnubg-nn)", "gnubg@1", gnubg_available),
+         ("bgsage raw net", "bgsage", bgsage_available),
+         ("bgsage 1-ply look-ahead", "bgsage@1", bgsage_available))
 
 
 def choices(db):
@@ -47,15 +49,12 @@ def choices(db):
                             ("bgfast net 2-ply", "net", 2), ("pubeval", "pubeval", 0)):
         t = time.monotonic()
         out.append((name, bm.evaluator_choices(db, ev, plies), time.monotonic() - t))
-    try:
-        import gnubg_nn  # noqa: F401
-    except ImportError:
-        print("gnubg-nn is not installed: gnubg skipped", file=sys.stderr)
-        return out
-    for plies in (0, 1):
+    for name, player, available in PEERS:
+        if not available():
+            print(f"{name}: its package is not installed, skipped", file=sys.stderr)
+            continue
         t = time.monotonic()
-        out.append((f"gnubg {plies}-ply (gnubg-nn)", bm.choices(db, gnubg_chooser(plies)),
-                    time.monotonic() - t))
+        out.append((name, bm.choices(db, peer_chooser(player)), time.monotonic() - t))
     return out
 
 

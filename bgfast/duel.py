@@ -5,11 +5,14 @@ is played twice: first with A moving first, then with B moving first on the
 very same rolls, so the luck of the dice mostly cancels.  The points per
 game (ppg) of A are reported with the standard error of the mean over the
 pairs (the independent units).  A and B are names of :mod:`bgfast.levels`
-(the five levels, pubeval, the net, a weights file) or ``gnubg`` (gnubg's
-0-ply through the optional ``gnubg-nn`` package).
+(the five levels, pubeval, the net, a weights file), ``gnubg`` (gnubg's
+0-ply through the optional ``gnubg-nn`` package) or ``bgsage`` (bgsage's
+raw net, through the optional ``bgsage`` package); ``gnubg@N`` and
+``bgsage@N`` play with N plies of look-ahead.
 
 Players that exist in C (every level, pubeval) are played by the OpenMP duel
-kernel; a duel involving gnubg runs a Python game loop on the same dice.
+kernel; a duel involving a peer engine runs a Python game loop on the same
+dice.
 Results depend only on the seed, never on the number of threads.
 """
 from __future__ import annotations
@@ -25,36 +28,118 @@ from .errors import BgfastError
 from .levels import Level, get_level, NET
 from .position import Position
 
-__all__ = ["DuelResult", "duel", "get_player", "GnubgPlayer", "PyLevelPlayer", "py_game",
-           "gnubg_available"]
+__all__ = ["DuelResult", "duel", "get_player", "PeerPlayer", "GnubgPlayer", "BgsagePlayer",
+           "PyLevelPlayer", "py_game", "gnubg_available", "bgsage_available"]
 
 
-def gnubg_available() -> bool:
+def _importable(module: str) -> bool:
     try:
-        import gnubg_nn  # noqa: F401
+        __import__(module)
     except ImportError:
         return False
     return True
 
 
-class GnubgPlayer:
-    """gnubg's 0-ply play (``gnubg_nn.best_move``); needs the optional gnubg-nn package."""
+def gnubg_available() -> bool:
+    """Whether the optional gnubg-nn package (the ``gnubg`` player) is installed."""
+    return _importable("gnubg_nn")
 
-    name = "gnubg"
+
+def bgsage_available() -> bool:
+    """Whether the optional bgsage package (the ``bgsage`` player) is installed."""
+    return _importable("bgsage")
+
+
+class PeerPlayer:
+    """Another engine's play, for the Python game loop: :meth:`play` takes
+    the board (player on roll in row 1) and the dice and returns the board
+    after the play with the turn passed (the mover in row 0)."""
+
+    name = "peer"
+    package = ""
+    module = ""
 
     def __init__(self):
         try:
-            import gnubg_nn
+            self._m = __import__(self.module)
         except ImportError:
-            raise BgfastError("the gnubg player needs the optional package gnubg-nn "
-                              "(pip install gnubg-nn)") from None
-        self._g = gnubg_nn
+            raise BgfastError(f"the {self.name} player needs the optional package "
+                              f"{self.package} (pip install {self.package})") from None
 
     def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
-        moves, key = self._g.best_move(board.tolist(), d1, d2, b=1)
+        raise NotImplementedError
+
+
+class GnubgPlayer(PeerPlayer):
+    """gnubg's play at ``plies`` (0: its raw net; ``gnubg_nn.best_move``);
+    needs the optional gnubg-nn package."""
+
+    package = "gnubg-nn"
+    module = "gnubg_nn"
+
+    def __init__(self, plies: int = 0):
+        super().__init__()
+        if not (isinstance(plies, int) and 0 <= plies <= 2):
+            raise BgfastError(f"gnubg plies must be 0..2, not {plies!r}")
+        self.plies = plies
+        self.name = "gnubg" if plies == 0 else f"gnubg@{plies}"
+
+    def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
+        moves, key = self._m.best_move(board.tolist(), d1, d2, n=self.plies, b=1)
         if not moves:
             return board[::-1].copy()
-        return np.asarray(self._g.board_from_position_key(key), dtype=np.uint8)
+        return np.asarray(self._m.board_from_position_key(key), dtype=np.uint8)
+
+
+#: bgsage's evaluation level for each number of look-ahead plies (bgsage
+#: counts the raw net as its "1ply")
+BGSAGE_LEVELS = ("1ply", "2ply", "3ply")
+
+
+class BgsagePlayer(PeerPlayer):
+    """bgsage's cubeless play with ``plies`` plies of look-ahead (0: its raw
+    net, with its bear-off database); needs the optional bgsage package."""
+
+    package = module = "bgsage"
+
+    def __init__(self, plies: int = 0):
+        super().__init__()
+        if not (isinstance(plies, int) and 0 <= plies < len(BGSAGE_LEVELS)):
+            raise BgfastError(f"bgsage plies must be 0..{len(BGSAGE_LEVELS) - 1}, not {plies!r}")
+        self.plies = plies
+        self.name = "bgsage" if plies == 0 else f"bgsage@{plies}"
+        self._a = self._m.create_analyzer(BGSAGE_LEVELS[plies], cubeful=False)
+
+    @staticmethod
+    def to_bgsage(board: np.ndarray) -> list[int]:
+        """bgfast's board as bgsage's 26 numbers: the player on roll's points
+        1..24 positive, the opponent's negative, index 25 the player's bar
+        and index 0 the opponent's."""
+        me, opp = board[1].astype(int), board[0].astype(int)
+        s = [0] * 26
+        for i in range(1, 25):
+            s[i] = me[i - 1] - opp[24 - i]
+        s[25], s[0] = int(me[24]), int(opp[24])
+        return s
+
+    @staticmethod
+    def from_bgsage(s) -> np.ndarray:
+        """bgsage's board after a play (the mover's view) as bgfast's board
+        with the turn passed (the mover in row 0)."""
+        out = np.zeros((2, 25), dtype=np.uint8)
+        for i in range(1, 25):
+            if s[i] > 0:
+                out[0, i - 1] = s[i]
+            elif s[i] < 0:
+                out[1, 24 - i] = -s[i]
+        out[0, 24], out[1, 24] = s[25], s[0]
+        return out
+
+    def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
+        moves = self._a.checker_play(self.to_bgsage(board), d1, d2).moves
+        if not moves:
+            return board[::-1].copy()
+        return self.from_bgsage(moves[0].board)
 
 
 class PyLevelPlayer:
@@ -71,12 +156,18 @@ class PyLevelPlayer:
 
 
 def get_player(name):
-    """A :class:`bgfast.levels.Level` or :class:`GnubgPlayer` by name."""
-    if isinstance(name, (Level, GnubgPlayer)):
+    """A :class:`bgfast.levels.Level` or a :class:`PeerPlayer` by name:
+    ``gnubg``, ``bgsage`` (their raw nets) or ``gnubg@N``, ``bgsage@N`` (N
+    plies of look-ahead), else a level's name."""
+    if isinstance(name, (Level, PeerPlayer)):
         return name
-    if str(name).strip().lower() == "gnubg":
-        return GnubgPlayer()
-    return get_level(str(name))
+    engine, at, plies = str(name).strip().lower().partition("@")
+    peer = {"gnubg": GnubgPlayer, "bgsage": BgsagePlayer}.get(engine)
+    if peer is None:
+        return get_level(str(name))
+    if at and not plies.isdigit():
+        raise BgfastError(f"bad plies in player {name!r}")
+    return peer(int(plies or 0))
 
 
 @dataclass
@@ -183,7 +274,7 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
     """Play ``games`` games (rounded up to whole duplicate pairs) of A against B.
 
     ``python=True`` plays every game with the Python game loop (the one used
-    for gnubg) instead of the C kernel -- the same dice, for checking."""
+    for the peer engines) instead of the C kernel -- the same dice, for checking."""
     import time
 
     if games < 1:
@@ -215,7 +306,7 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
             rate = n / max(time.monotonic() - t, 1e-3)
             step = max(threads, min(4 * n, MAX_STEP, int(rate * REPORT_SECONDS)))
     else:
-        players = [p if isinstance(p, GnubgPlayer) else PyLevelPlayer(p) for p in (pa, pb)]
+        players = [p if isinstance(p, PeerPlayer) else PyLevelPlayer(p) for p in (pa, pb)]
         for k in range(pairs):
             games_k = [py_game(players, seed, k, swap) for swap in (0, 1)]
             tally.add([[g[0] for g in games_k]], [g[1] for g in games_k])

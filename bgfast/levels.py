@@ -125,7 +125,7 @@ def get_level(name: str) -> Level:
             raise BgfastError(f"plies must be 0..3 in player {name!r}")
         return Level(name, NET, p, 0.0, path)
     raise BgfastError(f"unknown player {name!r}; choose from {', '.join(LEVELS)}, gnubg, "
-                      "or a weights file PATH.npz[@PLIES]")
+                      "bgsage[@PLIES], or a weights file PATH.npz[@PLIES]")
 
 
 def pick_result(level: Level, results, seed: int = 0) -> int:

@@ -339,10 +339,10 @@ def _game_player(name: str):
     """The duel player of ``name``, made once per process."""
     p = _PLAYERS.get(name)
     if p is None:
-        from .duel import GnubgPlayer, PyLevelPlayer, get_player
+        from .duel import PeerPlayer, PyLevelPlayer, get_player
 
         p = get_player(name)
-        if not isinstance(p, GnubgPlayer):
+        if not isinstance(p, PeerPlayer):
             p = PyLevelPlayer(p)
         _PLAYERS[name] = p
     return p

@@ -2,11 +2,13 @@
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from bgfast import _net
 from bgfast.cli import main
 from bgfast.duel import duel
+from bgfast.position import Position
 
 
 def _same(r1, r2):
@@ -132,3 +134,65 @@ def test_train_checks_its_output_before_training(tmp_path, monkeypatch):
         assert r.exit_code == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
     r = runner.invoke(main, ["train", "", "--games", "10"])
     assert r.exit_code == 2 and "name given" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def bgsage():
+    return pytest.importorskip("bgsage")
+
+
+def _selfplay_boards(n_games=6, seed=3):
+    from bgfast.duel import PyLevelPlayer, py_game
+    from bgfast.levels import get_level
+
+    boards = []
+    players = [PyLevelPlayer(get_level("easy")), PyLevelPlayer(get_level("beginner"))]
+    for k in range(n_games):
+        py_game(players, seed, k, k & 1, record=boards)
+    return boards
+
+
+def test_bgsage_board_conversion_passes_the_turn_and_keeps_every_checker(bgsage):
+    from bgfast.duel import BgsagePlayer
+
+    boards = _selfplay_boards()
+    assert any(b[1, 24] or b[0, 24] for b in boards)          # the bar is covered
+    for b in boards:
+        s = BgsagePlayer.to_bgsage(b)
+        assert sum(x for x in s[1:25] if x > 0) + s[25] == b[1].sum()
+        assert -sum(x for x in s[1:25] if x < 0) + s[0] == b[0].sum()
+        np.testing.assert_array_equal(BgsagePlayer.from_bgsage(s), b[::-1])
+
+
+def test_bgsage_plays_are_exactly_bgfasts_legal_plays(bgsage):
+    from bgfast.duel import BgsagePlayer
+    from bgfast.movegen import legal_plays
+
+    rng = np.random.default_rng(5)
+    boards = _selfplay_boards()
+    player = BgsagePlayer()
+    for b in boards[::3]:
+        d1, d2 = (int(x) for x in rng.integers(1, 7, 2))
+        pos = Position(b)
+        ours = {p.position.board.tobytes() for p in legal_plays(pos, d1, d2)}
+        theirs = {BgsagePlayer.from_bgsage(m).tobytes()
+                  for m in bgsage.possible_moves(BgsagePlayer.to_bgsage(b), d1, d2)}
+        if not ours:                                           # no legal play
+            assert theirs <= {b[::-1].tobytes()}
+            continue
+        assert ours == theirs, (pos.position_id(), d1, d2)
+        assert player.play(b, d1, d2, 0).tobytes() in ours
+
+
+def test_bgsage_player_duels_by_name(bgsage):
+    r = duel("bgsage", "beginner", games=10, seed=4)
+    assert r.games == 10 and r.ppg > 0.5 and r.a == "bgsage"
+    assert duel("bgsage@1", "pubeval", games=2, seed=1).a == "bgsage@1"
+
+
+def test_bad_bgsage_players_are_refused():
+    from bgfast.errors import BgfastError
+
+    for name in ("bgsage@x", "bgsage@7"):
+        with pytest.raises(BgfastError):
+            duel(name, "beginner", games=2)

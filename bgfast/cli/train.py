@@ -149,7 +149,9 @@ def duel(a, b, games, seed, threads, as_json):
     """Cubeless money duel of A against B with duplicate dice.
 
     A and B: beginner, easy, medium, hard, expert, pubeval, net (net0, net1,
-    net2), gnubg (needs gnubg-nn), or a weights file PATH.npz[@PLIES].
+    net2), gnubg (gnubg 0-ply; needs gnubg-nn), bgsage or bgsage@PLIES
+    (bgsage's raw net, or with look-ahead; needs bgsage), or a weights file
+    PATH.npz[@PLIES].
     """
     from ..duel import duel as run
 
