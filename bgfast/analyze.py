@@ -1211,11 +1211,10 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
     (cubeless with ``settings.cubeless``: checker plays by cubeless
     equity, cube decisions by Janowski's model on the n-ply probabilities)."""
     from .evaluate import rank_plays
-    from .game import Game, Phase
+    from .game import Phase
 
     number, names, game = item
-    replay = Game(game.rules, match_length=game.match_length, score=game.score,
-                  crawford=game.crawford)
+    replay = game.replay_start()
     rows = []
     decision = 0
     first = True                # the game's first move: its roll is never a double

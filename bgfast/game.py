@@ -778,6 +778,24 @@ class Game:
         else:  # pragma: no cover - Action.from_list checks kinds
             raise InvalidRecordError(f"unknown action {k!r}")
 
+    @property
+    def setup(self) -> dict:
+        """How the game began: ``position`` (None: the opening position and
+        the opening roll; else the Position ID it was set up from, seen from
+        ``on_roll``), ``on_roll``, ``cube_value`` and ``cube_owner``."""
+        return dict(self._start)
+
+    def replay_start(self) -> "Game":
+        """A new game as this one began (rules, score, Crawford flags, set-up
+        position and cube), with no actions yet: apply this game's actions
+        to it to walk through the game."""
+        s = self._start
+        return Game(self.rules, match_length=self.match_length, score=self.score,
+                    crawford=self.crawford, post_crawford=self.post_crawford,
+                    position=None if s["position"] is None else Position.from_position_id(
+                        s["position"]),
+                    on_roll=s["on_roll"], cube_value=s["cube_value"], cube_owner=s["cube_owner"])
+
     # -- serialisation ----------------------------------------------------------------
     def to_dict(self) -> dict:
         """A JSON-serialisable dict: options, the starting state, every action and
@@ -796,10 +814,7 @@ class Game:
         _check_keys(data, "game", required=("actions",),
                     optional=("rules", "match_length", "score", "crawford", "post_crawford",
                               "start", "rng_state"))
-        start = data.get("start") or {}
-        _check_keys(start, "game start", optional=("position", "on_roll", "cube_value",
-                                                   "cube_owner"))
-        pos = start.get("position")
+        start = _start_from(data.get("start"))
         flags = [data.get("crawford", False), data.get("post_crawford", False)]
         if not all(isinstance(f, bool) for f in flags):
             raise InvalidRecordError("not a game record: crawford and post_crawford are "
@@ -808,13 +823,9 @@ class Game:
         if not isinstance(actions, list):
             raise InvalidRecordError("not a game record: actions must be a list")
         try:
-            if pos is not None and not isinstance(pos, str):
-                raise InvalidRecordError(f"start position {quote(pos)} is not a Position ID")
             g = cls(_rules_from(data.get("rules", {})), match_length=data.get("match_length", 0),
                     score=data.get("score", (0, 0)), crawford=flags[0], post_crawford=flags[1],
-                    position=None if pos is None else Position.from_position_id(pos),
-                    on_roll=start.get("on_roll", 0), cube_value=start.get("cube_value", 1),
-                    cube_owner=start.get("cube_owner"))
+                    **start)
         except InvalidRecordError:
             raise
         except BgfastError as exc:
@@ -950,22 +961,29 @@ class Match:
         mp = self.length - 1
         return max(before) < mp <= max(after) < self.length
 
-    def new_game(self) -> Game:
-        """Start the next game (the previous one must be over)."""
+    def new_game(self, *, position=None, on_roll: int = 0, cube_value: int = 1,
+                 cube_owner: int | None = None) -> Game:
+        """Start the next game (the previous one must be over); from the
+        opening, or set up from ``position`` (seen from ``on_roll``, who
+        rolls first) with the cube at ``cube_value`` owned by
+        ``cube_owner`` (None: centred), as :class:`Game` takes them."""
         if self.games and not self.games[-1].over:
             raise IllegalActionError("the current game is not over yet")
         if self.over:
             raise IllegalActionError(f"the match is over: player {self.winner} won")
         g = Game(self.rules, match_length=self.length, score=self.score,
                  crawford=self.next_is_crawford(), rng=self.rng,
-                 post_crawford=any(x.crawford for x in self.games))
+                 post_crawford=any(x.crawford for x in self.games), position=position,
+                 on_roll=on_roll, cube_value=cube_value, cube_owner=cube_owner)
         self.games.append(g)
         return g
 
     # -- serialisation ------------------------------------------------------------
     def to_dict(self) -> dict:
-        """A JSON-serialisable dict: rules, names, every action and the dice generator state."""
-        return {
+        """A JSON-serialisable dict: rules, names, every action and the dice
+        generator state; ``starts`` (one per game) when a game was set up
+        from a position."""
+        out = {
             "length": self.length,
             "rules": self.rules.to_dict(),
             "names": list(self.names),
@@ -973,6 +991,9 @@ class Match:
             "games": [[a.to_list() for a in g.actions] for g in self.games],
             "rng_state": self.rng.bit_generator.state,
         }
+        if any(g.setup["position"] is not None for g in self.games):
+            out["starts"] = [g.setup for g in self.games]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Match":
@@ -982,7 +1003,7 @@ class Match:
         or values, an illegal action, a dice generator state numpy would
         not produce) raises :class:`InvalidRecordError`."""
         _check_keys(data, "match", required=("games",),
-                    optional=("length", "rules", "names", "seed", "rng_state"))
+                    optional=("length", "rules", "names", "seed", "rng_state", "starts"))
         seed = data.get("seed")
         if seed is not None and not (_is_int(seed) and seed >= 0):
             raise InvalidRecordError(f"not a match record: seed {quote(seed)} is not a "
@@ -997,15 +1018,38 @@ class Match:
             raise
         except BgfastError as exc:
             raise InvalidRecordError(f"not a match record: {exc}") from None
+        starts = data.get("starts", [None] * len(games))
+        if not isinstance(starts, list) or len(starts) != len(games):
+            raise InvalidRecordError("not a match record: starts must be a list with one "
+                                     "entry per game")
         for i, actions in enumerate(games):
             try:
-                game = m.new_game()
+                game = m.new_game(**_start_from(starts[i]))
+            except InvalidRecordError as exc:
+                raise InvalidRecordError(f"game {i + 1}: {exc}") from None
             except BgfastError as exc:
                 raise InvalidRecordError(f"game {i + 1}: {exc}") from None
             _replay(game, actions, f"game {i + 1}, ")
         if "rng_state" in data:
             _set_rng_state(m.rng, data["rng_state"])
         return m
+
+
+def _start_from(start) -> dict:
+    """The keywords of :class:`Game` for a saved :attr:`Game.setup` (None:
+    the opening)."""
+    start = start or {}
+    _check_keys(start, "game start", optional=("position", "on_roll", "cube_value",
+                                               "cube_owner"))
+    pos = start.get("position")
+    if pos is not None and not isinstance(pos, str):
+        raise InvalidRecordError(f"start position {quote(pos)} is not a Position ID")
+    try:
+        position = None if pos is None else Position.from_position_id(pos)
+    except BgfastError as exc:
+        raise InvalidRecordError(f"start position: {exc}") from None
+    return {"position": position, "on_roll": start.get("on_roll", 0),
+            "cube_value": start.get("cube_value", 1), "cube_owner": start.get("cube_owner")}
 
 
 def _check_keys(data, what: str, required=(), optional=()) -> None:

@@ -68,8 +68,7 @@ def _points(n: int) -> str:
 
 def _entries(game: Game) -> list[tuple[int, str]]:
     """(column, text) for each entry of a game, replaying it to know the board."""
-    replay = Game(game.rules, match_length=game.match_length, score=game.score,
-                  crawford=game.crawford, post_crawford=game.post_crawford)
+    replay = game.replay_start()
     out: list[tuple[int, str]] = []
     pending_roll = None
     for act in game.actions:
@@ -169,6 +168,10 @@ def dumps(match: Match) -> str:
     out = [_rules_tag(match.rules), "", f" {match.length} point match", ""]
     score = [0, 0]
     for i, g in enumerate(match.games, 1):
+        if g.setup["position"] is not None:
+            raise InvalidRecordError(f"game {i} was set up from a position, which a .mat file "
+                                     "cannot hold (it records games from the opening); "
+                                     "write it as .sgf")
         throws = [a.dice for a in g.actions if a.kind == "opening"]
         if g.rules.opening_reroll or any(d0 == d1 for d0, d1 in throws):
             # ties (and automatic doubles) or a reroll opening: keep the single dice

@@ -45,17 +45,21 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from . import __version__
 from ._files import atomic_write
 from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH
 from .game import Game, Match, Phase, Rules, check_name
 from .matfile import parse_rules, rules_items
+from .position import Position
 
 __all__ = ["dumps", "loads", "dump", "load", "is_record", "load_record", "dump_record"]
 
 _MAX_FILE = 64 << 20  # no match file comes near 64 MiB
 _SETUP = ("AE", "AB", "AW", "CV", "CP")  # properties that edit the board or the cube
+_NOTES = {"A", "DA", "LU", "GS", "MR", "C", "N", "CR", "SQ", "TR", "MA", "CH"}  # analysis, marks
 
 
 # ---------------------------------------------------------------------------
@@ -84,10 +88,31 @@ def _moves(player: int, moves) -> str:
 _COLOUR = "WB"
 
 
+def _setup_nodes(game: Game) -> list[str]:
+    """The set-up nodes of a game that began from a position, as gnubg
+    writes them: the board (``AE[a:y]`` clears it, ``AW``/``AB`` one value
+    a checker), the player on roll, the cube value and its owner."""
+    start = game.setup
+    if start["position"] is None:
+        return []
+    board = Position.from_position_id(start["position"]).board
+    on_roll = start["on_roll"]
+    rows = {on_roll: board[1], 1 - on_roll: board[0]}
+    adds = "".join(
+        f"A{_COLOUR[player]}" + "".join(f"[{_point(player, i + 1)}]" * int(n)
+                                       for i, n in enumerate(rows[player]) if n)
+        for player in (0, 1))
+    nodes = [f"PL[{_COLOUR[on_roll]}]AE[a:y]{adds}"]
+    if start["cube_value"] != 1:
+        nodes.append(f"CV[{start['cube_value']}]")
+    if start["cube_owner"] is not None:
+        nodes.append(f"CP[{_COLOUR[start['cube_owner']].lower()}]")
+    return nodes
+
+
 def _game_nodes(game: Game) -> list[str]:
-    replay = Game(game.rules, match_length=game.match_length, score=game.score,
-                  crawford=game.crawford, post_crawford=game.post_crawford)
-    nodes: list[str] = []
+    replay = game.replay_start()
+    nodes: list[str] = _setup_nodes(game)
     roll = None
     acts = game.actions
     for i, act in enumerate(acts):
@@ -244,6 +269,97 @@ def _parse_trees(text: str) -> list[list[dict[str, list[str]]]]:
 # import
 # ---------------------------------------------------------------------------
 
+def _setup_points(values, player: int, at: str) -> list[int]:
+    """The points (1..24, 25 = bar, in ``player``'s numbering) of a list of
+    point values, where ``a:d`` is every point from a to d."""
+    out = []
+    for v in values:
+        lo, colon, hi = v.strip().partition(":")
+        if len(lo) != 1 or (colon and len(hi) != 1) or not ("a" <= lo <= "y") \
+                or (colon and not (lo <= hi <= "y")):
+            raise InvalidRecordError(f"{at}cannot read the point [{v}] (a..x, y = bar)")
+        for c in range(ord(lo), ord(hi if colon else lo) + 1):
+            out.append(_letter(player, chr(c)))
+    return out
+
+
+def _setup(tree, where: str) -> tuple[dict, int]:
+    """The set-up a game tree starts with, if any: the keywords of
+    :meth:`bgfast.game.Match.new_game` and the index of the first node after
+    it.  gnubg writes a set-up (after ``set board``, ``set cube``) as nodes
+    before the first play: ``AE`` empties points, ``AW``/``AB`` put one
+    checker of White/Black on each value, ``PL`` is the player on roll,
+    ``CV`` the cube value and ``CP`` its owner (``w``, ``b``, ``c``)."""
+    nodes = tree[1:]
+    k = next((i for i, nd in enumerate(nodes) if any(p in nd for p in _SETUP)), None)
+    if k is None:
+        return {}, 1
+    # what came before is replaced by a set-up of the whole board: the dice
+    # and plays gnubg made before "set board" (not cube actions, whose cube
+    # a set-up without CV and CP would keep)
+    played = False
+    for i, nd in enumerate(nodes[:k]):
+        value = (nd.get("W") or nd.get("B") or [""])[0].strip()
+        if value in ("double", "take", "drop") or not set(nd) <= {"PL", "DI", "W", "B"} | _NOTES:
+            raise InvalidRecordError(f"{where}node {i + 1}: a set-up of the board or cube "
+                                     f"(node {k + 1}) after a cube action or resignation "
+                                     "cannot be imported")
+        played |= bool(value)
+    cleared = set()
+    counts = [[0] * 26, [0] * 26]               # per player: points 1..24, 25 = bar
+    for player in (0, 1):
+        for p, n in ((6, 5), (8, 3), (13, 5), (24, 2)):
+            counts[player][p] = n
+    on_roll = cube_value = cube_owner = None
+    end = k
+    while end < len(nodes) and set(nodes[end]) <= set(_SETUP) | {"PL"}:
+        nd, at = nodes[end], f"{where}node {end + 1}: "
+        for p in _setup_points(nd.get("AE", []), 0, at):
+            counts[0][p] = counts[1][25 - p if p < 25 else 25] = 0
+            cleared.add(p)
+        for colour in "WB":
+            player = "WB".index(colour)
+            for p in _setup_points(nd.get(f"A{colour}", []), player, at):
+                counts[player][p] += 1
+        pl = _one(nd, "PL", at)
+        if pl is not None:
+            if pl not in ("W", "B"):
+                raise InvalidRecordError(f"{at}PL[{pl}] is not W or B")
+            on_roll = "WB".index(pl)
+        cv = _one(nd, "CV", at)
+        if cv is not None:
+            if not cv.strip().isdigit():
+                raise InvalidRecordError(f"{at}cannot read the cube value CV[{cv}]")
+            cube_value = int(cv)
+        cp = _one(nd, "CP", at)
+        if cp is not None:
+            if cp.strip().lower() not in ("w", "b", "c"):
+                raise InvalidRecordError(f"{at}CP[{cp}] is not w, b or c")
+            cube_owner = {"w": 0, "b": 1, "c": None}[cp.strip().lower()]
+        end += 1
+    if played and len(cleared) < 25:
+        raise InvalidRecordError(f"{where}node {k + 1}: a set-up after play began must clear "
+                                 "the whole board (AE[a:y])")
+    if on_roll is None:                         # the player of the next node
+        nxt = nodes[end] if end < len(nodes) else {}
+        pl = _one(nxt, "PL", f"{where}node {end + 1}: ")
+        on_roll = "WB".index(pl) if pl in ("W", "B") else next(
+            ("WB".index(c) for c in "WB" if c in nxt), 0)
+    if any(n > 15 for row in counts for n in row) or any(sum(row) > 15 for row in counts):
+        raise InvalidRecordError(f"{where}the set-up has more than 15 checkers of a side")
+    board = np.zeros((2, 25), dtype=np.uint8)
+    board[1] = counts[on_roll][1:]
+    board[0] = counts[1 - on_roll][1:]
+    try:
+        position = Position(board)
+    except BgfastError as exc:
+        raise InvalidRecordError(f"{where}the set-up: {str(exc).removeprefix('board 0: ')}") \
+            from None
+    return ({"position": position, "on_roll": on_roll,
+             "cube_value": 1 if cube_value is None else cube_value, "cube_owner": cube_owner},
+            end + 1)
+
+
 _MI_RE = re.compile(r"(length|game|ws|bs):([0-9]{1,9})", re.ASCII)
 _RE_RE = re.compile(r"([WB])\+([0-9]{1,9})(R?)", re.ASCII)
 _MOVE_RE = re.compile(r"([1-6])([1-6])((?:[a-z]{2}){0,4})", re.ASCII)
@@ -343,18 +459,22 @@ class _Importer:
                 raise InvalidRecordError(f"{where}the score is {info['ws']}-{info['bs']}, but "
                                          f"the games before give "
                                          f"{match.score[0]}-{match.score[1]}")
+            setup, first = _setup(tree, where)
             try:
-                game = match.new_game()
+                game = match.new_game(**setup)
             except BgfastError as exc:
                 raise InvalidRecordError(f"{where}{exc}") from None
-            self.game(game, tree, info, where)
+            self.game(game, tree, info, where, first)
         return match
 
-    def game(self, game: Game, tree, info: dict, where: str) -> None:
+    def game(self, game: Game, tree, info: dict, where: str, first: int = 1) -> None:
         holding = None  # the side that must "take" a beaver or a raccoon
         last = len(tree) - 1
-        for j, node in enumerate(tree[1:], 1):
+        for j, node in enumerate(tree[first:], first):
             at = f"{where}node {j}: "
+            if (first > 1 and j < last and set(node) <= {"PL", "DI"}
+                    and any(c in tree[j + 1] for c in "WB")):
+                continue        # set-up dice that the next play's own dice replace
             try:
                 holding = self.node(game, node, holding, at, j == last)
             except InvalidRecordError:
@@ -390,9 +510,8 @@ class _Importer:
         edits = [k for k in _SETUP if k in node]
         if edits:
             raise InvalidRecordError(
-                f"{at}a set-up of the board or cube ({', '.join(edits)}, as gnubg writes after "
-                "'set board' or 'set cube') cannot be imported: games are replayed from the "
-                "opening position")
+                f"{at}a set-up of the board or cube ({', '.join(edits)}) after play began "
+                "cannot be imported; a game can be set up only before its first play")
         moves = [(c, node[c]) for c in "WB" if c in node]
         if not moves:
             if "DI" in node:  # gnubg's dice node: the roll of the player on roll
@@ -464,6 +583,8 @@ class _Importer:
                                          "which cannot be played")
             return None
         if not steps:
+            if is_last:     # the roll of an unfinished turn, as gnubg writes it
+                return None
             raise InvalidRecordError(f"{at}{colour}[{value}] plays nothing, though "
                                      f"{dice[0]}{dice[1]} can be played")
         game.play(steps)

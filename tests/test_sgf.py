@@ -135,9 +135,15 @@ def test_record_suffix_dispatch(tmp_path):
     ("(;FF[4]GM[6]MI[length:3];W[52mhxv];B[double];W[take];B[double])", "cannot double"),
     ("(;FF[4]GM[6]MI[length:0];W[52mhxv];B[double];W[double];W[drop])",
      "must take it"),
-    ("(;FF[4]GM[6]MI[length:5];PL[B]AE[a:y]AW[d][d]AB[t][t];PL[B]DI[31])",
-     "node 1: a set-up of the board or cube (AE, AB, AW"),
-    ("(;FF[4]GM[6]MI[length:5];W[52mhxv];CV[2];B[31])", "node 2: a set-up of the board or cube (CV"),
+    ("(;FF[4]GM[6]MI[length:5];W[52mhxv];CV[2];B[31])", "node 2: a set-up after play began "
+     "must clear the whole board"),
+    ("(;FF[4]GM[6]MI[length:5];W[52mhxv];B[double];W[take];PL[B]AE[a:y]AW[a]AB[b])",
+     "node 2: a set-up of the board or cube (node 4) after a cube action"),
+    ("(;FF[4]GM[6]MI[length:5];PL[W]AE[a:y]AW" + "[a]" * 16 + "AB[x])", "more than 15 checkers"),
+    ("(;FF[4]GM[6]MI[length:5];PL[W]AE[a:y]AW[a]AB[a])", "the set-up: both sides"),
+    ("(;FF[4]GM[6]MI[length:5];PL[W]AE[a:y]AW[a]AB[b];CP[q])", "CP[q] is not w, b or c"),
+    ("(;FF[4]GM[6]MI[length:5];PL[W]AE[a:y]AW[a]AB[b];CV[3])", "cube_value"),
+    ("(;FF[4]GM[6]MI[length:5];PL[W]AE[a:z]AW[a]AB[b])", "cannot read the point [a:z]"),
 ])
 def test_bad_files_raise_invalid_record(text, words):
     with pytest.raises(InvalidRecordError, match=None) as err:
@@ -220,14 +226,115 @@ def test_we_read_gnubg_self_play(gnubg_binary, tmp_path, seed, length):
     assert actions(m) == actions(matfile.load(mat))
 
 
-def test_a_gnubg_file_of_a_set_up_position_is_refused_by_name(gnubg_binary, tmp_path):
+def _setup_match(position_id, on_roll, cube_value=1, cube_owner=None, plays=0, seed=3):
+    from bgfast.game import Match
+    from bgfast.position import Position
+
+    m = Match(7, seed=seed, names=("Ann", "Bob"))
+    g = m.new_game(position=Position.from_position_id(position_id), on_roll=on_roll,
+                   cube_value=cube_value, cube_owner=cube_owner)
+    for _ in range(plays):
+        if g.over:
+            break
+        g.roll()
+        if g.legal_plays():
+            g.play(g.legal_plays()[-1])
+    return m
+
+
+@pytest.mark.parametrize("pid,on_roll,cube,owner,plays", [
+    ("mNvgAQaw5+ABMA", 1, 2, 1, 0),          # gnubg's own example
+    ("mNvgAQaw5+ABMA", 0, 4, 0, 3),          # White on roll, plays after the set-up
+    ("7bbFAADbtmkAAA", 1, 1, None, 2),       # a race, checkers borne off
+    ("4HPwATDgc/ABMA", 0, 8, 1, 1),
+])
+def test_a_set_up_game_round_trips(pid, on_roll, cube, owner, plays):
+    m = _setup_match(pid, on_roll, cube, owner, plays)
+    text = sgf.dumps(m)
+    assert ";PL[" + "WB"[on_roll] + "]AE[a:y]" in text
+    back = sgf.loads(text)
+    a, b = back.to_dict(), m.to_dict()
+    for d in (a, b):
+        d.pop("rng_state"), d.pop("seed")
+    assert a == b
+    assert back.games[0].setup["position"] == pid
+    assert sgf.dumps(back) == text
+
+
+def test_a_bar_checker_in_a_set_up_is_read_for_each_side():
+    text = "(;FF[4]GM[6]MI[length:3];PL[B]AE[a:y]AW[y][a]AB[y][x];PL[B]DI[31])"
+    g = sgf.loads(text).games[0]
+    pos = g.position()                        # Black on roll
+    assert g.turn == 1 and g.dice == (3, 1)
+    assert pos.board[1][24] == 1 and pos.board[1][0] == 1      # Black: bar and its 1-point
+    assert pos.board[0][24] == 1 and pos.board[0][0] == 1      # White: bar and its 1-point
+
+
+def test_a_set_up_game_cannot_be_written_as_mat(tmp_path):
+    from bgfast import matfile
+
+    with pytest.raises(InvalidRecordError, match="set up from a position"):
+        matfile.dumps(_setup_match("mNvgAQaw5+ABMA", 1, 2, 1))
+
+
+def test_a_match_record_keeps_the_set_up():
+    from bgfast.game import Match
+
+    m = _setup_match("mNvgAQaw5+ABMA", 0, 4, 0, 3)
+    d = m.to_dict()
+    assert d["starts"][0]["position"] == "mNvgAQaw5+ABMA"
+    assert Match.from_dict(d).to_dict() == d
+    d["starts"] = [{"position": "nonsense!!!!!!"}]
+    with pytest.raises(InvalidRecordError, match="game 1: start position"):
+        Match.from_dict(d)
+    d["starts"] = []
+    with pytest.raises(InvalidRecordError, match="one entry per game"):
+        Match.from_dict(d)
+    assert "starts" not in Match(3, seed=1).to_dict()
+
+
+def test_analyze_match_starts_a_set_up_game_at_its_position(tmp_path):
+    from bgfast.analyze import AnalysisSettings, analyze_match
+
+    m = _setup_match("mNvgAQaw5+ABMA", 1, 2, 1, 4)
+    rows = analyze_match(m, settings=AnalysisSettings())
+    first = next(r for r in rows if r.get("position_id"))
+    assert first["position_id"] == "mNvgAQaw5+ABMA"
+
+
+def _gnubg_run(binary, tmp_path, lines):
     import subprocess
 
-    out = tmp_path / "setup.sgf"
     script = tmp_path / "script.txt"
-    script.write_text(f"new match 5\nset board mNvgAQaw5+ABMA\nset cube value 2\n"
-                      f"set dice 3 1\nsave match {out}\n")
-    subprocess.run([gnubg_binary, "-t", "-q", "-c", str(script)], capture_output=True,
-                   timeout=120, check=True)
-    with pytest.raises(InvalidRecordError, match="set-up of the board or cube"):
-        sgf.load(out)
+    script.write_text("\n".join(lines) + "\n")
+    return subprocess.run([binary, "-t", "-q", "-c", str(script)], capture_output=True,
+                          text=True, timeout=300, check=True).stdout
+
+
+def _gnubg_ids(out):
+    import re
+
+    return (re.findall(r"Position ID: (\S{14})", out)[-1],
+            re.findall(r"Match ID\s*:\s*(\S{12})", out)[-1])
+
+
+@pytest.mark.parametrize("pid,cube,owner,dice", [
+    ("mNvgAQaw5+ABMA", 2, 1, (3, 1)),
+    ("7bbFAADbtmkAAA", 4, 0, (6, 6)),
+    ("bJ4LBwBYz8EBAw", 1, None, (5, 2)),
+])
+def test_gnubg_set_up_files_read_and_written_as_gnubg_does(gnubg_binary, tmp_path, pid, cube,
+                                                           owner, dice):
+    theirs, ours = tmp_path / "gnubg.sgf", tmp_path / "ours.sgf"
+    setup = ["new match 5", f"set board {pid}", f"set cube value {cube}"]
+    if owner is not None:
+        setup.append(f"set cube owner {owner}")
+    _gnubg_run(gnubg_binary, tmp_path, setup + [f"set dice {dice[0]} {dice[1]}",
+                                                f"save match {theirs}"])
+    want = _gnubg_ids(_gnubg_run(gnubg_binary, tmp_path, [f"load match {theirs}", "show board"]))
+    m = sgf.load(theirs)
+    g = m.games[0]
+    assert (g.position().position_id(), g.match_id()) == want
+    sgf.dump(m, ours)
+    assert _gnubg_ids(_gnubg_run(gnubg_binary, tmp_path, [f"load match {ours}",
+                                                          "show board"])) == want
