@@ -24,7 +24,7 @@ from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
-from bgfast._board cimport board_possible, unpack_key
+from bgfast._board cimport all_base64, board_possible, decode_position_id, unpack_key
 from bgfast._bearoff cimport rank_counts
 
 cnp.import_array()
@@ -40,14 +40,6 @@ cdef extern from "_analyze.h" nogil:
     void bgv_copy_short(char* dst, const char* src, size_t n)
     int bgv_last_nonzero_digit(const char* s, int n)
 
-
-cdef int8_t B64[256]
-cdef int _i
-for _i in range(256):
-    B64[_i] = -1
-cdef const char* _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-for _i in range(64):
-    B64[<uint8_t>_ALPHABET[_i]] = _i
 
 cdef enum:
     K_CUBE = 0
@@ -65,32 +57,6 @@ _scratch = threading.local()       # the row writer's buffer, one per thread
 cdef inline bint is_space(uint8_t c) noexcept nogil:
     # str.strip()'s whitespace among the ASCII characters
     return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
-
-
-cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
-    """14 base64 characters -> 10 key bytes; -1 for a bad character or
-    non-zero padding bits."""
-    cdef int s[14]
-    cdef int j, acc = 0
-    for j in range(14):
-        s[j] = B64[t[j]]
-        acc |= s[j]
-    if acc < 0 or s[13] & 15:          # a character outside base64, or padding bits
-        return -1
-    for j in range(3):
-        key[3 * j] = <uint8_t>((s[4 * j] << 2) | (s[4 * j + 1] >> 4))
-        key[3 * j + 1] = <uint8_t>(((s[4 * j + 1] & 15) << 4) | (s[4 * j + 2] >> 2))
-        key[3 * j + 2] = <uint8_t>(((s[4 * j + 2] & 3) << 6) | s[4 * j + 3])
-    key[9] = <uint8_t>((s[12] << 2) | (s[13] >> 4))
-    return 0
-
-
-cdef bint all_b64(const uint8_t* t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    cdef int8_t acc = 0
-    for j in range(n):                 # no early exit: lines are mostly good
-        acc |= B64[t[j]]
-    return acc >= 0
 
 
 cdef Py_ssize_t next_token(const uint8_t* t, Py_ssize_t i, Py_ssize_t n,
@@ -116,7 +82,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
         return 1
     a = next_token(t, 0, n, &e)
     if e - a == 27 and t[a + 14] == 58:          # PositionID:MatchID
-        if not all_b64(t + a + 15, 12):
+        if not all_base64(t + a + 15, 12):
             return 1
         colon = True
         mpos[0] = <int32_t>(a + 15)
@@ -125,7 +91,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
     if decode_position_id(t + a, key) != 0 or unpack_key(key, board) != 0:
         return 1
     a = next_token(t, e, n, &e)
-    if a < n and not colon and e - a == 12 and all_b64(t + a, 12):
+    if a < n and not colon and e - a == 12 and all_base64(t + a, 12):
         mpos[0] = <int32_t>a
         a = next_token(t, e, n, &e)
     if a < n:                                    # a roll: 31, 3-1 or 3,1
