@@ -361,13 +361,23 @@ def _csv_text(text: str) -> str:
 
 def _blob(pieces: dict, m: int):
     """{row: text} -> (bytes, offsets int64[m + 1]) for the formatter."""
+    rows = sorted(pieces)
+    return _blob_rows(np.asarray(rows, dtype=np.int64), [pieces[i] for i in rows], m)
+
+
+def _blob_rows(rows: np.ndarray, texts: list, m: int):
+    """The texts of the ascending ``rows`` -> (bytes, offsets int64[m + 1])
+    for the formatter (one encoding for ASCII texts)."""
     lengths = np.zeros(m + 1, dtype=np.int64)
-    data = []
-    for i in sorted(pieces):
-        b = pieces[i].encode("utf-8")
-        lengths[i + 1] = len(b)
-        data.append(b)
-    return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), np.cumsum(lengths)
+    joined = "".join(texts)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        lengths[rows + 1] = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    else:
+        parts = [t.encode("utf-8") for t in texts]
+        data = b"".join(parts)
+        lengths[rows + 1] = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    return np.frombuffer(data or b" ", dtype=np.uint8), np.cumsum(lengths)
 
 
 @functools.cache
@@ -664,16 +674,18 @@ def _analysed(L: _Lines, settings: AnalysisSettings, fmt: str,
     for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point")):
         cols[name] = cube[:, j]
     play_rows = np.flatnonzero(kind == k.CHECKER)
-    best_play, plays = {}, {}
+    done, best_play, plays = [], [], []
     best_equity = np.full(m, np.nan)
     for rows, (names, eqs, texts, best) in _play_batches(play_rows, boards, dice, settings, fmt,
                                                          contexts, ctx, cubeful, L):
-        best_play.update(zip(rows.tolist(), names))
-        plays.update(zip(rows.tolist(), texts))
+        done.append(rows)
+        best_play += names
+        plays += texts
         best_equity[rows] = eqs
         if cubeful:
             _put_values(values, rows, best[:, 0], best[:, 1])
-    cols["best_play"], cols["plays"] = _blob(best_play, m), _blob(plays, m)
+    done = np.concatenate(done) if done else np.zeros(0, dtype=np.int64)
+    cols["best_play"], cols["plays"] = _blob_rows(done, best_play, m), _blob_rows(done, plays, m)
     cols["best_equity"] = best_equity
     for j, name in enumerate(("cubeful_equity", "mwc", "emg")):
         cols[name] = values[:, j]
@@ -1382,6 +1394,17 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                     {"kind": "forced", "player": p, "played": only, "best": only,
                      "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
                      "close": False, "luck": luck})
+        if action.kind == "roll" and not replay.position().legal_plays(*action.dice):
+            # a roll that cannot be played: the turn passes at once, with no
+            # move to score, but the roll has its luck (as gnubg counts it)
+            p = replay.turn
+            pos = replay.position()
+            cube = None if settings.cubeless else CubeContext.from_game(replay, p)
+            add(pos, action.dice,
+                {"kind": "forced", "player": p, "played": "", "best": "",
+                 "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
+                 "close": False, "luck": _luck(pos, action.dice, cube, settings, first)})
+            first = False
         replay.apply(action)
     return rows
 
