@@ -12,12 +12,10 @@ def scan_packed(blob: bytes | memoryview | npt.NDArray[np.uint8], ends: npt.NDAr
 def int_text(v: int) -> str: ...
 def float_text(x: float, digits: int = 6) -> str: ...
 def float_texts(x: npt.NDArray[np.float64], digits: int = 6) -> list[str]: ...
-def format_rows(csv: bool, kind: npt.NDArray[np.int8], number: npt.NDArray[np.int64],
+COLUMN_TYPES: dict[str, int]
+
+def format_rows(csv: bool, kind: npt.NDArray[np.int8], columns: list, end: bytes,
                 text: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64],
-                entries: npt.NDArray[np.int32], table: npt.NDArray[np.uint8],
-                table_offsets: npt.NDArray[np.int64], dice: npt.NDArray[np.int8],
-                pips: npt.NDArray[np.int64], epc: npt.NDArray[np.float64], ply: int,
-                probs: npt.NDArray[np.float64], equity: npt.NDArray[np.float64],
-                cube: npt.NDArray[np.float64], extra: npt.NDArray[np.uint8],
-                extra_offsets: npt.NDArray[np.int64],
+                table: npt.NDArray[np.uint8], table_offsets: npt.NDArray[np.int64],
+                extra: npt.NDArray[np.uint8], extra_offsets: npt.NDArray[np.int64],
                 into: bytearray | memoryview | None = None) -> bytes | memoryview: ...

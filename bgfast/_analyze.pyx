@@ -9,10 +9,11 @@ optionally a roll) of printable-ASCII lines: the Position ID is decoded,
 unpacked to a board and checked, and the board classified.  Anything else, and anything that does not decode, is
 left to the Python parser (status 1), which also names the error.
 
-:func:`format_rows` writes exactly what ``json.dumps(row,
-separators=(",", ":"))`` and the ``csv`` module write for the rows of
-:func:`bgfast.analyze.analyze_record`: floats are Python's ``round(x, 6)``
-(EPCs: their 3-decimal value) printed as ``repr`` prints them.
+:func:`format_rows` writes the rows of a schema of typed columns
+(:data:`bgfast.analyze.COLUMNS`) as ``json.dumps(row, separators=(",",
+":"))`` and the ``csv`` module would write them: floats are Python's
+``round(x, 6)`` (EPCs: their 3-decimal value) printed as ``repr`` prints
+them.
 """
 import threading
 
@@ -24,7 +25,7 @@ from libc.math cimport fabs, signbit, isfinite
 from libc.stdio cimport snprintf
 
 from bgfast._evaluate cimport board_class
-from bgfast._board cimport board_possible, unpack_key
+from bgfast._board cimport all_base64, board_possible, decode_position_id, unpack_key
 from bgfast._bearoff cimport rank_counts
 
 cnp.import_array()
@@ -41,14 +42,6 @@ cdef extern from "_analyze.h" nogil:
     int bgv_last_nonzero_digit(const char* s, int n)
 
 
-cdef int8_t B64[256]
-cdef int _i
-for _i in range(256):
-    B64[_i] = -1
-cdef const char* _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-for _i in range(64):
-    B64[<uint8_t>_ALPHABET[_i]] = _i
-
 cdef enum:
     K_CUBE = 0
     K_CHECKER = 1
@@ -58,6 +51,22 @@ cdef enum:
 #: Row kinds of :func:`format_rows`.
 CUBE, CHECKER, VERBATIM, OVER = K_CUBE, K_CHECKER, K_VERBATIM, K_OVER
 
+cdef enum:
+    C_INT = 0           # int64[m]
+    C_FLOAT6 = 1        # float64[m], 6 decimals; NaN: None
+    C_FLOAT3 = 2        # float64[m], 3 decimals; NaN: None
+    C_FLOAT6_OMIT = 3   # float64[m], 6 decimals; NaN: no value (JSON: no member)
+    C_ENTRY = 4         # int32[m] into the table of encoded strings; -1: no value
+    C_TEXT = 5          # encoded per row: bytes with int64[m + 1] offsets; empty: no value
+    C_INPUT = 6         # the row's input text, or its C_TEXT override where not empty
+    C_PID = 7           # the input text's first 14 characters, or the override
+    C_DICE = 8          # int8[m, 2]: the roll as two digits ("" for 0)
+
+#: Column types of :func:`format_rows`.
+COLUMN_TYPES = {"int": C_INT, "float6": C_FLOAT6, "float3": C_FLOAT3,
+                "float6_omit": C_FLOAT6_OMIT, "entry": C_ENTRY, "text": C_TEXT,
+                "input": C_INPUT, "pid": C_PID, "dice": C_DICE}
+
 
 _scratch = threading.local()       # the row writer's buffer, one per thread
 
@@ -65,32 +74,6 @@ _scratch = threading.local()       # the row writer's buffer, one per thread
 cdef inline bint is_space(uint8_t c) noexcept nogil:
     # str.strip()'s whitespace among the ASCII characters
     return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
-
-
-cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
-    """14 base64 characters -> 10 key bytes; -1 for a bad character or
-    non-zero padding bits."""
-    cdef int s[14]
-    cdef int j, acc = 0
-    for j in range(14):
-        s[j] = B64[t[j]]
-        acc |= s[j]
-    if acc < 0 or s[13] & 15:          # a character outside base64, or padding bits
-        return -1
-    for j in range(3):
-        key[3 * j] = <uint8_t>((s[4 * j] << 2) | (s[4 * j + 1] >> 4))
-        key[3 * j + 1] = <uint8_t>(((s[4 * j + 1] & 15) << 4) | (s[4 * j + 2] >> 2))
-        key[3 * j + 2] = <uint8_t>(((s[4 * j + 2] & 3) << 6) | s[4 * j + 3])
-    key[9] = <uint8_t>((s[12] << 2) | (s[13] >> 4))
-    return 0
-
-
-cdef bint all_b64(const uint8_t* t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    cdef int8_t acc = 0
-    for j in range(n):                 # no early exit: lines are mostly good
-        acc |= B64[t[j]]
-    return acc >= 0
 
 
 cdef Py_ssize_t next_token(const uint8_t* t, Py_ssize_t i, Py_ssize_t n,
@@ -116,7 +99,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
         return 1
     a = next_token(t, 0, n, &e)
     if e - a == 27 and t[a + 14] == 58:          # PositionID:MatchID
-        if not all_b64(t + a + 15, 12):
+        if not all_base64(t + a + 15, 12):
             return 1
         colon = True
         mpos[0] = <int32_t>(a + 15)
@@ -125,7 +108,7 @@ cdef int parse_line(const uint8_t* t, Py_ssize_t n, uint8_t* key, uint8_t* board
     if decode_position_id(t + a, key) != 0 or unpack_key(key, board) != 0:
         return 1
     a = next_token(t, e, n, &e)
-    if a < n and not colon and e - a == 12 and all_b64(t + a, 12):
+    if a < n and not colon and e - a == 12 and all_base64(t + a, 12):
         mpos[0] = <int32_t>a
         a = next_token(t, e, n, &e)
     if a < n:                                    # a roll: 31, 3-1 or 3,1
@@ -541,133 +524,162 @@ cdef inline char* put_quoted(char* p, const uint8_t* s, Py_ssize_t n) noexcept n
     return p + n + 2
 
 
-cdef inline char* put_either(char* p, bint csv, const char* csv_text,
-                             const char* json_text) noexcept nogil:
-    """``csv_text`` or ``json_text`` (literals: one branch, so that each
-    length is a constant)."""
-    if csv:
-        return put(p, csv_text)
-    return put(p, json_text)
-
-
-cdef inline char* key(char* p, bint csv, const char* json_key) noexcept nogil:
-    """What comes before a field: a comma (CSV) or the member's key (JSON)."""
-    if csv:
-        p[0] = 44
-        return p + 1
-    return put(p, json_key)
-
-
 cdef inline char* put_entry(char* p, const uint8_t[::1] tab, const int64_t[::1] toff,
                             int k) noexcept nogil:
     return put_bytes(p, &tab[toff[k]], toff[k + 1] - toff[k])
 
 
-def format_rows(bint csv, const int8_t[::1] kind, const int64_t[::1] number,
+cdef struct Col:
+    int type
+    int kinds                 # bit k: present in rows of kind k
+    const char* key           # what comes before the value: ',' or ',"name":'
+    Py_ssize_t keylen
+    const char* data
+    const int64_t* offs       # C_TEXT, C_INPUT, C_PID: the per-row offsets into data
+
+
+def format_rows(bint csv, const int8_t[::1] kind, list columns, bytes end,
                 const uint8_t[::1] text, const int64_t[::1] offsets,
-                const int32_t[:, ::1] entries, const uint8_t[::1] table,
-                const int64_t[::1] table_offsets, const int8_t[:, ::1] dice,
-                const int64_t[:, ::1] pips, const double[:, ::1] epc, int ply,
-                const double[:, ::1] probs, const double[::1] equity,
-                const double[:, ::1] cube, const double[:, ::1] values,
+                const uint8_t[::1] table, const int64_t[::1] table_offsets,
                 const uint8_t[::1] extra, const int64_t[::1] extra_offsets, into=None):
     """The text of rows ``0..m-1``: bytes, or written into the writable
     buffer ``into`` when it is large enough, then a memoryview of it.
 
-    ``kind``: CUBE, CHECKER (``extra`` holds the plays part: the JSON
-    members or the three CSV fields), VERBATIM (``extra`` holds the whole
-    row) or OVER.  ``entries[:, 0..4]``: indices into ``table`` (already
-    encoded JSON strings or CSV fields) of the context, class, source,
-    cube action and valuation.  ``values[:, 0..2]``: the cubeful equity,
-    MWC and EMG of CUBE and CHECKER rows (NaN: None).  ``cube[:, 0..3]``:
-    no double, double/take, double/pass, take point (NaN: None; further
-    columns are not read).  ``epc``: NaN for None.  The input text of row ``i`` is
-    ``text[offsets[i]:offsets[i + 1]]``; its first 14 characters are the
-    Position ID."""
-    cdef Py_ssize_t m = kind.shape[0], i, j, cap, widest = 0
-    if cube.shape[0] != m or cube.shape[1] < 4:
-        raise ValueError("cube must have a row per row and at least 4 columns")
-    if values.shape[0] != m or values.shape[1] < 3:
-        raise ValueError("values must have a row per row and at least 3 columns")
-    if entries.shape[0] != m or entries.shape[1] < 5:
-        raise ValueError("entries must have a row per row and at least 5 columns")
+    ``columns``: the schema, in output order, each ``(type, kinds, key,
+    data, offsets)``: a :data:`COLUMN_TYPES` code, the bit mask of the row
+    kinds it is given in, the bytes written before its value (CSV: a comma,
+    none for the first; JSON: ``,"name":``, ``{"name":`` for the first),
+    its values (an array of a row each, as the type says) and, for the
+    per-row texts, their ``int64[m + 1]`` offsets (else None).  A column
+    without a value in a row (not of its kinds, or no value) is an empty
+    CSV field and no JSON member; a None value is an empty CSV field and a
+    JSON null.  ``end`` closes each row.  ``kind``: CUBE, CHECKER, OVER, or
+    VERBATIM (``extra`` holds the whole row, formatted apart).  The input
+    text of row ``i`` is ``text[offsets[i]:offsets[i + 1]]``: base64,
+    spaces, ``:``, ``-``, ``,`` and digits, nothing a JSON string escapes."""
+    cdef Py_ssize_t m = kind.shape[0], i, j, n, cap, widest = 0, per_row = 0, texts = 0
+    cdef int ncol = len(columns)
+    cdef int t
+    cdef int64_t k
+    cdef double x
+    cdef Col* cols
+    cdef Col* c
+    keep = []                                         # the columns' buffers, alive
+    buf = np.empty(max(1, ncol) * sizeof(Col), dtype=np.uint8)
+    cols = <Col*>cnp.PyArray_DATA(buf)
     for i in range(table_offsets.shape[0] - 1):
         widest = max(widest, table_offsets[i + 1] - table_offsets[i])
-    cap = 2 * text.shape[0] + extra.shape[0] + m * (700 + 5 * widest) + 64
+    for j, (ctype, kinds, ckey, data, offs) in enumerate(columns):
+        c = &cols[j]
+        c.type, c.kinds = ctype, kinds
+        ckey = bytes(ckey)
+        keep.append(ckey)
+        c.key, c.keylen = <const char*>ckey, len(ckey)
+        want = {C_INT: np.int64, C_FLOAT6: np.float64, C_FLOAT3: np.float64,
+                C_FLOAT6_OMIT: np.float64, C_ENTRY: np.int32, C_TEXT: np.uint8,
+                C_INPUT: np.uint8, C_PID: np.uint8, C_DICE: np.int8}[ctype]
+        arr = np.ascontiguousarray(data, dtype=want)
+        rows = (m + 1) if ctype in (C_TEXT, C_INPUT, C_PID) else m
+        if ctype in (C_TEXT, C_INPUT, C_PID):
+            o = np.ascontiguousarray(offs, dtype=np.int64)
+            if o.shape[0] != m + 1 or (m and (o[0] < 0 or o[m] > arr.shape[0]
+                                              or (np.diff(o) < 0).any())):
+                raise ValueError(f"column {j}: its offsets do not fit its text")
+            keep.append(o)
+            c.offs = <const int64_t*>cnp.PyArray_DATA(o)
+            texts += arr.shape[0]
+            if arr.shape[0] == 0:
+                arr = np.zeros(1, dtype=np.uint8)
+        else:
+            c.offs = NULL
+            if arr.shape[0] != m or (ctype == C_DICE and (arr.ndim != 2 or arr.shape[1] != 2)):
+                raise ValueError(f"column {j} must have a row per row")
+        keep.append(arr)
+        c.data = <const char*>cnp.PyArray_DATA(arr)
+        per_row += c.keylen + (5 * widest if ctype == C_ENTRY else 40)
+    cap = 2 * text.shape[0] + extra.shape[0] + texts + m * (per_row + len(end)) + 64
     if into is not None and len(into) >= cap:
         out = into
     else:
         out = getattr(_scratch, "buf", None)
         if out is None or out.shape[0] < cap:      # kept: no fresh pages for every chunk
             out = _scratch.buf = np.empty(cap + cap // 4, dtype=np.uint8)
-    cdef uint8_t[::1] o = out
-    cdef char* start = <char*>&o[0]
+    cdef uint8_t[::1] o_ = out
+    cdef char* start = <char*>&o_[0]
     cdef char* p = start
-    cdef const uint8_t* t
+    cdef const uint8_t* tx
     cdef Py_ssize_t tn
+    cdef const char* e = end
+    cdef Py_ssize_t elen = len(end)
     with nogil:
         for i in range(m):
             if kind[i] == K_VERBATIM:
                 p = put_bytes(p, &extra[extra_offsets[i]], extra_offsets[i + 1] - extra_offsets[i])
                 continue
-            t = &text[offsets[i]]
+            tx = &text[offsets[i]]
             tn = offsets[i + 1] - offsets[i]
-            p = put_int(put_either(p, csv, "", '{"line":'), number[i])
-            # a line read here holds base64, spaces, ':', '-', ',' and digits:
-            # nothing a JSON string escapes, and a Position ID no CSV quoting
-            p = key(p, csv, ',"input":')
-            p = put_text(p, t, tn, True) if csv else put_quoted(p, t, tn)
-            p = key(p, csv, ',"position_id":')
-            if csv:
-                memcpy(p, t, 14)
-                p += 14
-            else:
-                p = put_quoted(p, t, 14)
-            p = put_entry(key(p, csv, ',"context":'), table, table_offsets, entries[i, 0])
-            p = key(p, csv, ',"dice":')
-            if not csv:
-                p = put(p, '"')
-            if dice[i, 0]:
-                p[0], p[1] = <char>(48 + dice[i, 0]), <char>(48 + dice[i, 1])
-                p += 2
-            if not csv:
-                p = put(p, '"')
-            p = put_entry(key(p, csv, ',"class":'), table, table_offsets, entries[i, 1])
-            p = put_int(key(p, csv, ',"pips_on_roll":'), pips[i, 0])
-            p = put_int(key(p, csv, ',"pips_opponent":'), pips[i, 1])
-            p = put_opt_float(key(p, csv, ',"epc_on_roll":'), epc[i, 0], 3, csv)
-            p = put_opt_float(key(p, csv, ',"epc_opponent":'), epc[i, 1], 3, csv)
-            if csv:                                   # CSV: source, then ply
-                p = put_entry(put(p, ","), table, table_offsets, entries[i, 2])
-                p = put_int(put(p, ","), ply)
-            else:
-                p = put_int(put(p, ',"ply":'), ply)
-                p = put_entry(put(p, ',"source":'), table, table_offsets, entries[i, 2])
-            if kind[i] == K_OVER:
-                p = put_either(p, csv, ",,,,,,,,,,,,,,,,,,,\n", "}\n")
-                continue
-            p = put_float(key(p, csv, ',"win":'), probs[i, 0], 6)      # literal keys: their
-            p = put_float(key(p, csv, ',"win_gammon":'), probs[i, 1], 6)  # lengths are constants
-            p = put_float(key(p, csv, ',"win_backgammon":'), probs[i, 2], 6)
-            p = put_float(key(p, csv, ',"lose_gammon":'), probs[i, 3], 6)
-            p = put_float(key(p, csv, ',"lose_backgammon":'), probs[i, 4], 6)
-            p = put_float(key(p, csv, ',"equity":'), equity[i], 6)
-            p = put_entry(key(p, csv, ',"valuation":'), table, table_offsets, entries[i, 4])
-            p = put_opt_float(key(p, csv, ',"cubeful_equity":'), values[i, 0], 6, csv)
-            p = put_opt_float(key(p, csv, ',"mwc":'), values[i, 1], 6, csv)
-            p = put_opt_float(key(p, csv, ',"emg":'), values[i, 2], 6, csv)
-            if kind[i] == K_CHECKER:
-                p = put_bytes(put(p, ","), &extra[extra_offsets[i]],
-                              extra_offsets[i + 1] - extra_offsets[i])
-                p = put_either(p, csv, ",,,,,,\n", "}\n")
-                continue
-            p = put_entry(put_either(p, csv, ",,,,", ',"cube_action":'), table, table_offsets,
-                          entries[i, 3])
-            p = put_opt_float(key(p, csv, ',"no_double":'), cube[i, 0], 6, csv)
-            p = put_opt_float(key(p, csv, ',"double_take":'), cube[i, 1], 6, csv)
-            p = put_opt_float(key(p, csv, ',"double_pass":'), cube[i, 2], 6, csv)
-            p = put_opt_float(key(p, csv, ',"take_point":'), cube[i, 3], 6, csv)
-            p = put_either(p, csv, ",\n", "}\n")
+            for j in range(ncol):
+                c = &cols[j]
+                t = c.type
+                if not (c.kinds >> kind[i]) & 1:
+                    if csv:
+                        p = put_bytes(p, <const uint8_t*>c.key, c.keylen)
+                    continue
+                # the values that may be missing: no JSON member
+                if t == C_FLOAT6_OMIT:
+                    x = (<const double*>c.data)[i]
+                    if x != x:
+                        if csv:
+                            p = put_bytes(p, <const uint8_t*>c.key, c.keylen)
+                        continue
+                elif t == C_ENTRY:
+                    k = (<const int32_t*>c.data)[i]
+                    if k < 0:
+                        if csv:
+                            p = put_bytes(p, <const uint8_t*>c.key, c.keylen)
+                        continue
+                elif t == C_TEXT:
+                    n = c.offs[i + 1] - c.offs[i]
+                    if n == 0:
+                        if csv:
+                            p = put_bytes(p, <const uint8_t*>c.key, c.keylen)
+                        continue
+                p = put_bytes(p, <const uint8_t*>c.key, c.keylen)
+                if t == C_INT:
+                    p = put_int(p, (<const int64_t*>c.data)[i])
+                elif t == C_FLOAT6 or t == C_FLOAT3:
+                    p = put_opt_float(p, (<const double*>c.data)[i], 6 if t == C_FLOAT6 else 3,
+                                      csv)
+                elif t == C_FLOAT6_OMIT:
+                    p = put_float(p, x, 6)
+                elif t == C_ENTRY:
+                    p = put_entry(p, table, table_offsets, <int>k)
+                elif t == C_TEXT:
+                    p = put_bytes(p, <const uint8_t*>&c.data[c.offs[i]], n)
+                elif t == C_INPUT or t == C_PID:
+                    n = c.offs[i + 1] - c.offs[i]
+                    if n:
+                        p = put_bytes(p, <const uint8_t*>&c.data[c.offs[i]], n)
+                    elif t == C_INPUT:
+                        p = put_text(p, tx, tn, True) if csv else put_quoted(p, tx, tn)
+                    elif csv:
+                        memcpy(p, tx, 14)
+                        p += 14
+                    else:
+                        p = put_quoted(p, tx, 14)
+                elif t == C_DICE:
+                    if not csv:
+                        p[0] = 34
+                        p += 1
+                    if (<const int8_t*>c.data)[2 * i]:
+                        p[0] = <char>(48 + (<const int8_t*>c.data)[2 * i])
+                        p[1] = <char>(48 + (<const int8_t*>c.data)[2 * i + 1])
+                        p += 2
+                    if not csv:
+                        p[0] = 34
+                        p += 1
+            memcpy(p, e, elen)
+            p += elen
     if out is into:
         return memoryview(into)[:p - start]
     return bytes(out[:p - start])

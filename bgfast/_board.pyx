@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Private kernels: gnubg's 10-byte position key, packed and unpacked in
-bulk, the check that a board is possible, and the position class.
+bulk, decoded from its Position ID, the check that a board is possible,
+and the position class.
 
 A board is ``uint8[2, 25]`` (row 0 = player not on roll, row 1 = player on
 roll; 0..23 = points 1..24 from that row's side, 24 = bar).  The key writes,
@@ -9,7 +10,7 @@ a zero-bit, padded with zeros to 80 bits, least significant bit first.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport int8_t, uint8_t, uint32_t
 from libc.string cimport memcpy, memset
 
 cnp.import_array()
@@ -112,6 +113,58 @@ def unpack(const uint8_t[:, ::1] keys):
         for i in range(n):
             st[i] = <signed char>unpack_key(&keys[i, 0], &o[i, 0, 0])
     return out, status
+
+
+# ---------------------------------------------------------------------------
+# Position IDs: the key in 14 characters of base64, without padding
+# ---------------------------------------------------------------------------
+
+cdef int8_t B64[256]
+cdef int _i
+for _i in range(256):
+    B64[_i] = -1
+cdef const char* _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+for _i in range(64):
+    B64[<uint8_t>_ALPHABET[_i]] = _i
+
+
+cdef bint all_base64(const uint8_t* t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef int8_t acc = 0
+    for j in range(n):                 # no early exit: IDs are mostly good
+        acc |= B64[t[j]]
+    return acc >= 0
+
+
+cdef int decode_position_id(const uint8_t* t, uint8_t* key) noexcept nogil:
+    cdef int s[14]
+    cdef int j, acc = 0
+    for j in range(14):
+        s[j] = B64[t[j]]
+        acc |= s[j]
+    if acc < 0:
+        return -1
+    if s[13] & 15:                     # 84 bits carry 80: the last 4 are zero
+        return -2
+    for j in range(3):
+        key[3 * j] = <uint8_t>((s[4 * j] << 2) | (s[4 * j + 1] >> 4))
+        key[3 * j + 1] = <uint8_t>(((s[4 * j + 1] & 15) << 4) | (s[4 * j + 2] >> 2))
+        key[3 * j + 2] = <uint8_t>(((s[4 * j + 2] & 3) << 6) | s[4 * j + 3])
+    key[9] = <uint8_t>((s[12] << 2) | (s[13] >> 4))
+    return 0
+
+
+def position_id_key(const uint8_t[::1] text):
+    """The 10 key bytes of a 14-byte Position ID, or the status of
+    :func:`decode_position_id` (-1, -2) as an int when it does not decode."""
+    cdef uint8_t key[10]
+    cdef int status
+    if text.shape[0] != 14:
+        raise ValueError("a Position ID has 14 characters")
+    status = decode_position_id(&text[0], key)
+    if status:
+        return status
+    return key[:10]
 
 
 cdef inline int board_too_many(const uint8_t* b) noexcept nogil:

@@ -34,12 +34,15 @@ with the line's :class:`bgfast.cube.CubeContext`), cube decisions above 0
 plies come from the n-ply cubeful search; ``AnalysisSettings(cubeless=True)``
 (``--cubeless``) gives the cubeless analysis.
 
-A block is analysed in arrays (:func:`_chunk_text`: the ``bgfast._analyze``
-kernels scan the lines and write the rows, one batch evaluation, the cube
-decisions of the block by :mod:`bgfast.cube`'s kernel in one go, the plays
-of every checker row ranked in one call); lines of other forms, bad lines
-and rollouts take the one-record path (:func:`analyze_record`), which gives
-the same rows.
+Every row comes from one array pipeline (:func:`_chunk_text`): the
+``bgfast._analyze`` scan reads the common line forms into columns, and the
+lines it leaves (XGIDs, other spellings, bad lines) are parsed in Python
+into the same columns; then one batch evaluation, the cube decisions of the
+block by :mod:`bgfast.cube`'s kernel in one go, the plays of every checker
+row ranked in one call, and the row writer writes the columns of
+:data:`COLUMNS`, the one declaration of the schema.  Only error rows and
+rollouts are formatted apart.  :func:`analyze_record` is that pipeline for
+one record.
 """
 from __future__ import annotations
 
@@ -128,18 +131,80 @@ def read_records(lines: Iterable[str], start_after: int = 0) -> Iterator[tuple[i
 
 
 # ---------------------------------------------------------------------------
-# analysing one record
+# the rows: one schema
 # ---------------------------------------------------------------------------
 
 from .evaluate import PROB_NAMES  # noqa: E402  (the order of the probability columns)
-ROW_FIELDS = (["line", "input", "position_id", "context", "dice", "class", "pips_on_roll",
-               "pips_opponent", "epc_on_roll", "epc_opponent", "source", "ply"]
-              + list(PROB_NAMES)
-              + ["equity", "valuation", "cubeful_equity", "mwc", "emg", "best_play",
-                 "best_equity", "plays", "cube_action", "no_double", "double_take",
-                 "double_pass", "take_point", "error"])
-#: The fields of a row's cubeful value (:func:`_value_fields`).
-VALUE_FIELDS = ("cubeful_equity", "mwc", "emg")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the output rows.  ``type``: how the row writer
+    (:func:`bgfast._analyze.format_rows`) writes its values (a key of
+    :data:`bgfast._analyze.COLUMN_TYPES`: ``int``, ``float6``, ``float3``,
+    ``float6_omit`` (no JSON member when NaN), ``entry`` (an encoded string
+    of the block's table), ``text`` (encoded per row), ``input``, ``pid``,
+    ``dice``); ``rows``: the row kinds it is given in (:data:`_KINDS`);
+    ``csv``: whether it is a CSV column."""
+
+    name: str
+    type: str
+    rows: str = "all"
+    csv: bool = True
+
+
+#: The row kinds a column is given in: every analysed row, the rows with
+#: values (not finished games), checker rows, cube rows, none (a column
+#: only error rows fill; they are formatted apart).
+_KINDS = {"all": ("cube", "checker", "over"), "valued": ("cube", "checker"),
+          "checker": ("checker",), "cube": ("cube",), "none": ()}
+
+#: The output rows' columns, in CSV order (JSON rows give ``ply`` before
+#: ``source``).  A column is its entry here and the array
+#: :func:`_analysed` puts under its name.
+COLUMNS = (
+    Column("line", "int"), Column("input", "input"), Column("position_id", "pid"),
+    Column("context", "entry"), Column("dice", "dice"), Column("class", "entry"),
+    Column("pips_on_roll", "int"), Column("pips_opponent", "int"),
+    Column("epc_on_roll", "float3"), Column("epc_opponent", "float3"),
+    Column("source", "entry"), Column("ply", "int"),
+    *(Column(name, "float6", "valued") for name in PROB_NAMES),
+    Column("equity", "float6", "valued"), Column("valuation", "entry", "valued"),
+    Column("cubeful_equity", "float6", "valued"), Column("mwc", "float6", "valued"),
+    Column("emg", "float6", "valued"),
+    Column("best_play", "text", "checker"), Column("best_equity", "float6_omit", "checker"),
+    Column("plays", "text", "checker"),
+    Column("cube_action", "entry", "cube"), Column("no_double", "float6", "cube"),
+    Column("double_take", "float6", "cube"), Column("double_pass", "float6", "cube"),
+    Column("take_point", "float6", "cube"),
+    Column("error", "text", "none"),
+    Column("rollout", "text", "valued", csv=False),    # with --rollout: JSON only
+)
+ROW_FIELDS = [c.name for c in COLUMNS if c.csv]
+
+
+@functools.cache
+def _program(fmt: str) -> tuple:
+    """The row writer's schema for ``fmt``: ``(type code, kinds mask, key,
+    column name)`` of each column written, in order, and the row's end."""
+    from . import _analyze as k
+
+    codes = {"cube": k.CUBE, "checker": k.CHECKER, "over": k.OVER}
+    if fmt == "csv":
+        cols = [c for c in COLUMNS if c.csv]
+    else:
+        cols = list(COLUMNS)
+        at = [c.name for c in cols].index("source")
+        cols[at], cols[at + 1] = cols[at + 1], cols[at]          # ply, then source
+    out = []
+    for j, c in enumerate(cols):
+        mask = sum(1 << codes[kind] for kind in _KINDS[c.rows])
+        if fmt == "csv":
+            key = b"" if j == 0 else b","
+        else:
+            key = ("{" if j == 0 else ",").encode() + json.dumps(c.name).encode() + b":"
+        out.append((k.COLUMN_TYPES[c.type], mask, key, c.name))
+    return tuple(out), (b"\n" if fmt == "csv" else b"}\n")
 
 
 @dataclass(frozen=True)
@@ -151,6 +216,10 @@ class AnalysisSettings:
     seed: int = 1
     cubeless: bool = False             # cubeless plays; Janowski on the n-ply probabilities
 
+
+# ---------------------------------------------------------------------------
+# the stages' helpers
+# ---------------------------------------------------------------------------
 
 def _epc_array(boards: np.ndarray) -> np.ndarray:
     """EPCs ``float64[n, 2]`` (on roll, opponent) of ``uint8[n, 2, 25]``
@@ -181,11 +250,6 @@ def _epc_of_ranks(ranks: np.ndarray) -> np.ndarray:
         mean = bearoff.default_one_sided().moments(ranks[home])[0]
         out[home] = np.round(mean * bearoff.EPC_PIPS_PER_ROLL, 3)
     return out
-
-
-def _epcs(boards: np.ndarray) -> list:
-    """:func:`_epc_array` as ``[[on roll, opponent]]`` with None for NaN."""
-    return [[None if v != v else v for v in pair] for pair in _epc_array(boards).tolist()]
 
 
 def _searched(settings: AnalysisSettings, classes) -> np.ndarray:
@@ -223,127 +287,9 @@ def _decision_values(nd, dt, dp, action, beaver, mwc_nd, mwc_dt, mwc_dp):
     return eq, mwc
 
 
-def _value_fields(money: bool, equity, mwc) -> dict:
-    """The cubeful value fields of a row (:data:`VALUE_FIELDS`): money, its
-    cubeful equity per unit cube; a match, its MWC and EMG; None where not
-    given."""
-    def r(v):
-        return None if v is None or v != v else round(float(v), 6)
-
-    if money:
-        return {"cubeful_equity": r(equity), "mwc": None, "emg": None}
-    return {"cubeful_equity": None, "mwc": r(mwc), "emg": r(equity)}
-
-
-def _cube_fields(dec) -> dict:
-    """A cube decision as row fields: its value after the proper action,
-    the action, the three equities and the take point."""
-    money = dec.match is None
-    eq, mwc = _decision_values(dec.no_double, dec.double_take, dec.double_pass,
-                               ACTIONS.index(dec.action), dec.beaver,
-                               *(np.nan if v is None else v for v in
-                                 (dec.mwc_no_double, dec.mwc_double_take, dec.mwc_double_pass)))
-    return {**_value_fields(money, eq, mwc), "cube_action": dec.action_text,
-            "no_double": round(float(dec.no_double), 6),
-            "double_take": round(float(dec.double_take), 6),
-            "double_pass": round(float(dec.double_pass), 6),
-            "take_point": (None if dec.take_point_live is None
-                           else round(float(dec.take_point_live), 6))}
-
-
-def _play_fields(ranked, top: int, cubeful: bool, money: bool) -> dict:
-    """The checker-play fields of a row from its ranked plays, best first:
-    the best play's cubeful value (when ``cubeful``), its notation and
-    cubeless equity, and the listed plays with their cubeless equity, their
-    cubeful value (money: ``cubeful_equity``; a match: ``mwc`` and ``emg``)
-    and their loss against the best in the value they are ranked by."""
-    out = dict.fromkeys(VALUE_FIELDS)
-    if cubeful and ranked:
-        out = _value_fields(money, ranked[0].cubeful, ranked[0].mwc)
-    if not ranked:
-        return {**out, "best_play": "", "plays": []}
-    best = ranked[0].value
-    plays = []
-    for r in ranked[:top]:
-        p = {"play": r.play.notation, "equity": round(r.equity, 6)}
-        if cubeful and money:
-            p["cubeful_equity"] = round(r.cubeful, 6)
-        elif cubeful:
-            p["mwc"], p["emg"] = round(r.mwc, 6), round(r.cubeful, 6)
-        p["loss"] = round(best - r.value, 6)
-        plays.append(p)
-    return {**out, "best_play": ranked[0].play.notation,
-            "best_equity": round(ranked[0].equity, 6), "plays": plays}
-
-
-def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
-    """The output row for one record: its probabilities (exact in
-    bear-offs, else the evaluator at the ply: :func:`bgfast.evaluate.sourced_probabilities`),
-    then its plays ranked at its cube and score (cubeless with
-    ``settings.cubeless``) or its cube decision."""
-    from .evaluate import equity, rank_plays, sourced_probabilities
-
-    pos = rec.position
-    cls = pos.classify()
-    pips = pos.pip_count()
-    epc_me, epc_opp = _epcs(pos.board[None])[0]
-    row = {"line": rec.line, "input": rec.text, "position_id": pos.position_id(),
-           "context": rec.context.label,
-           "dice": f"{rec.dice[0]}{rec.dice[1]}" if rec.dice else "",
-           "class": cls.name.lower(), "pips_on_roll": pips[0], "pips_opponent": pips[1],
-           "epc_on_roll": epc_me, "epc_opponent": epc_opp, "ply": settings.ply}
-    if cls == PositionClass.OVER:
-        row["source"] = "over"
-        return row
-    cube = None if settings.cubeless else rec.context
-    dec = None
-    if rec.dice or not _searched(settings, cls):
-        got = sourced_probabilities(pos.board[None], settings.ply, settings.evaluator)
-        probs, source = got.probs[0], got.source(0, settings.evaluator)
-    if not rec.dice:
-        dec = _cube_decision(pos, rec.context, settings, None if _searched(settings, cls) else got)
-        if _searched(settings, cls):
-            probs, source = np.asarray(dec.probs), settings.evaluator
-    row["source"] = source
-    row.update({k: round(float(v), 6) for k, v in zip(PROB_NAMES, probs)})
-    row["equity"] = round(float(equity(probs)), 6)
-    row["valuation"] = "cubeless" if settings.cubeless else "cubeful"
-    if rec.dice:
-        ranked = rank_plays(pos, rec.dice[0], rec.dice[1], plies=settings.ply,
-                            evaluator=settings.evaluator, cube=cube)[:max(1, settings.top)]
-        row.update(_play_fields(ranked, settings.top, cube is not None,
-                                cube is None or cube.is_money))
-    else:
-        fields = _cube_fields(dec)
-        if settings.cubeless:
-            fields.update(dict.fromkeys(VALUE_FIELDS))
-        row.update(fields)
-    if settings.rollout_games > 0:
-        from .rollout import rollout
-
-        # one process per rollout: a run spreads its lines over the processes
-        res = rollout(pos, games=settings.rollout_games, seed=settings.seed, jobs=1)
-        row["rollout"] = res.to_dict()
-    return row
-
-
-# ---------------------------------------------------------------------------
-# analysing a chunk in arrays
-# ---------------------------------------------------------------------------
-
-def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
-    """The row of one line by the one-record path (an error row for a bad
-    line, quoting at most :data:`bgfast._files.QUOTE` characters of it)."""
-    problem = line_problem(text)
-    if problem is None:
-        try:
-            return analyze_record(parse_record(text, number), settings)
-        except BgfastError as exc:
-            problem = str(exc)
-    return {"line": number, "input": shorten(text), "error": shorten(problem)}
-
-
 _NO_ENTRY = object()
+
+
 _MATCH_IDS: dict = {}
 
 
@@ -415,13 +361,23 @@ def _csv_text(text: str) -> str:
 
 def _blob(pieces: dict, m: int):
     """{row: text} -> (bytes, offsets int64[m + 1]) for the formatter."""
+    rows = sorted(pieces)
+    return _blob_rows(np.asarray(rows, dtype=np.int64), [pieces[i] for i in rows], m)
+
+
+def _blob_rows(rows: np.ndarray, texts: list, m: int):
+    """The texts of the ascending ``rows`` -> (bytes, offsets int64[m + 1])
+    for the formatter (one encoding for ASCII texts)."""
     lengths = np.zeros(m + 1, dtype=np.int64)
-    data = []
-    for i in sorted(pieces):
-        b = pieces[i].encode("utf-8")
-        lengths[i + 1] = len(b)
-        data.append(b)
-    return np.frombuffer(b"".join(data) or b" ", dtype=np.uint8), np.cumsum(lengths)
+    joined = "".join(texts)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        lengths[rows + 1] = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    else:
+        parts = [t.encode("utf-8") for t in texts]
+        data = b"".join(parts)
+        lengths[rows + 1] = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    return np.frombuffer(data or b" ", dtype=np.uint8), np.cumsum(lengths)
 
 
 @functools.cache
@@ -442,8 +398,8 @@ def _cube_columns(rows, ctx, contexts, probs, eff, nd, table, out_cube, out_acti
     rules.  ``searched``: ``(bool[len(rows)], CubefulValues)``, the rows
     whose no double, double/take, double/pass and action the cubeful search
     gave (their take points are Janowski's on its probabilities).  Returns
-    ``(the rows whose probabilities are not possible, for the one-record
-    path, which names the error; the beaver flag of every row)``."""
+    ``(the rows whose probabilities are not possible, error rows; the
+    action codes and the beaver flags of every row)``."""
     from .cube import _OWNER_CODES, _checked, _context_decisions
     from .met import get_table
 
@@ -494,38 +450,105 @@ def _k_decision_columns() -> tuple:
     return _cube.DECISION_COLUMNS
 
 
-def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
-    """Worker entry: ``(first line number, raw lines)`` -> (the rows as
-    UTF-8 text, rows, error rows); the text is written into the buffer
-    ``into`` where it fits (then a memoryview of it).  The common line
-    forms are analysed in arrays (one scan, one evaluation, the cube
-    decisions of every cube row in one kernel call -- above 0 plies one
-    cubeful search --, every checker row's plays ranked in one batch at
-    its cube and score, the rows written by the kernel); other lines, bad
-    lines and rollouts take the one-record path, with the same rows."""
-    from . import _analyze as k
-    from .evaluate import equity, sourced_probabilities
+def _put_values(values: np.ndarray, rows: np.ndarray, eq: np.ndarray, mwc: np.ndarray) -> None:
+    """The :data:`VALUE_FIELDS` of ``rows`` into ``values`` from their
+    cubeful equity (a match's EMG) and MWC (NaN: money)."""
+    money = np.isnan(mwc)
+    values[rows, 0] = np.where(money, eq, np.nan)
+    values[rows, 1] = mwc
+    values[rows, 2] = np.where(money, np.nan, eq)
 
-    settings, fmt = job
+
+# ---------------------------------------------------------------------------
+# the pipeline: lines -> input columns -> values -> rows
+# ---------------------------------------------------------------------------
+
+class _Lines:
+    """The input columns of a block of ``m`` lines: what the scan read
+    (:func:`bgfast._analyze.scan`), and the lines it leaves, parsed in
+    Python (:func:`parse_record`) into the same columns.  ``inputs`` and
+    ``pids``: the input text and Position ID of the rows parsed in Python
+    (the others are read from ``text``); ``errors``: the error rows."""
+
+    def __init__(self, number, text, offsets, boards, dice, classes, pips, epc):
+        self.number, self.text, self.offsets = number, text, offsets
+        self.boards, self.dice, self.classes, self.pips, self.epc = boards, dice, classes, pips, epc
+        self.contexts = [CubeContext()]              # 0: a Position ID alone (money)
+        self.ctx_of = {self.contexts[0]: 0}
+        self.ctx = np.zeros(len(number), dtype=np.int32)
+        self.inputs: dict = {}
+        self.pids: dict = {}
+        self.errors: dict = {}
+
+    @classmethod
+    def empty(cls, m: int) -> "_Lines":
+        return cls(np.zeros(m, dtype=np.int64), b"", np.zeros(m + 1, dtype=np.int64),
+                   np.zeros((m, 2, 25), dtype=np.uint8).view(_CheckedBoards),
+                   np.zeros((m, 2), dtype=np.int8), np.zeros(m, dtype=np.int8),
+                   np.zeros((m, 2), dtype=np.int64), np.full((m, 2), np.nan))
+
+    def context(self, c: CubeContext) -> int:
+        k = self.ctx_of.setdefault(c, len(self.contexts))
+        if k == len(self.contexts):
+            self.contexts.append(c)
+        return k
+
+    def line_text(self, i: int) -> str:
+        """The stripped text of row ``i``."""
+        got = self.inputs.get(i)
+        if got is None:
+            got = self.text[self.offsets[i]:self.offsets[i + 1]].decode("ascii")
+        return got
+
+    def put_line(self, i: int, number: int, text: str) -> None:
+        """Row ``i`` from the line ``text`` parsed in Python (an error row
+        for a bad line, quoting at most :data:`bgfast._files.QUOTE`
+        characters of it)."""
+        self.number[i] = number
+        problem = line_problem(text)
+        if problem is None:
+            try:
+                return self.put_record(i, parse_record(text, number))
+            except BgfastError as exc:
+                problem = str(exc)
+        self.error(i, problem, text)
+
+    def put_record(self, i: int, rec: Record) -> None:
+        pos = rec.position
+        self.number[i] = rec.line
+        self.boards[i] = pos.board
+        self.dice[i] = rec.dice or (0, 0)
+        self.ctx[i] = self.context(rec.context)
+        self.classes[i] = pos.classify()
+        self.pips[i] = pos.pip_count()
+        self.epc[i] = _epc_array(pos.board[None])[0]
+        self.inputs[i] = rec.text
+        self.pids[i] = pos.position_id()
+
+    def error(self, i: int, problem: str, text: str | None = None) -> None:
+        self.errors[i] = {"line": int(self.number[i]),
+                          "input": shorten(self.line_text(i) if text is None else text),
+                          "error": shorten(problem)}
+
+
+def _scanned(chunk) -> _Lines:
+    """The input columns of a ``(first line number, raw lines)`` chunk: one
+    scan, the contexts of its distinct Match IDs, the other lines parsed in
+    Python."""
+    from . import _analyze as k
+
     first, lines = chunk
     if isinstance(lines, _Packed):
         sc = k.scan_packed(lines.text, lines.ends, first)
     else:
         sc = k.scan(list(lines), first)
-    number, text, offs = sc["number"], sc["text"], sc["offsets"]
-    m = len(number)
-    status = sc["status"].copy()
-    # every board the scan read is possible (the others are bad lines)
-    boards = sc["boards"].view(_CheckedBoards)
-    dice = sc["dice"].copy()
-    if settings.rollout_games > 0:
-        status[:] = 1
-    # contexts: one per distinct Match ID (the scan numbers them: tok)
-    contexts = [CubeContext()]
-    ctx_of = {contexts[0]: 0}
-    ctx = np.zeros(m, dtype=np.int32)
+    m = len(sc["number"])
+    status = sc["status"]
+    # every board the scan read is possible (the others are parsed again)
+    L = _Lines(sc["number"], sc["text"], sc["offsets"], sc["boards"].view(_CheckedBoards),
+               sc["dice"], sc["classes"], sc["pips"], None)
     tokens = sc["mid"]
-    if len(tokens):
+    if len(tokens):                  # contexts: one per distinct Match ID (the scan's tok)
         tok = sc["mtok"]
         ids = np.zeros(len(tokens) + 1, dtype=np.int32)     # the last: no Match ID (money)
         idice = np.zeros((len(tokens) + 1, 2), dtype=np.int8)
@@ -534,36 +557,61 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
             if entry is None:
                 ids[u] = -1
                 continue
-            c, d = entry
-            ids[u] = ctx_of.setdefault(c, len(contexts))
-            if ids[u] == len(contexts):
-                contexts.append(c)
-            if d:
-                idice[u] = d
-        ctx = np.take(ids, tok)                              # tok -1: the last entry
-        status[(ctx < 0) & (status == 0)] = 1                # a Match ID that does not decode
-        np.maximum(ctx, 0, out=ctx)
+            ids[u] = L.context(entry[0])
+            if entry[1]:
+                idice[u] = entry[1]
+        L.ctx = np.take(ids, tok)                            # tok -1: the last entry
+        status[(L.ctx < 0) & (status == 0)] = 1              # a Match ID that does not decode
+        np.maximum(L.ctx, 0, out=L.ctx)
         if idice.any():                                       # the roll a Match ID gives
-            roll = (dice[:, 0] == 0) & (tok >= 0)
-            dice[roll] = idice[tok[roll]]
-    cubeful = not settings.cubeless
-    fast = np.flatnonzero(status == 0)
-    classes, pips = sc["classes"], sc["pips"]
-    every = fast.size == m                 # every line read here: whole columns, no copies
-    if every:
-        kind = np.where(classes == PositionClass.OVER, k.OVER,
-                        np.where(dice[:, 0] > 0, k.CHECKER, k.CUBE)).astype(np.int8)
+            roll = (L.dice[:, 0] == 0) & (tok >= 0)
+            L.dice[roll] = idice[tok[roll]]
+    ok = status == 0
+    if ok.all():
+        L.epc = _epc_of_ranks(sc["hrank"])
     else:
-        kind = np.full(m, k.VERBATIM, dtype=np.int8)
-        kind[fast] = np.where(classes[fast] == PositionClass.OVER, k.OVER,
-                              np.where(dice[fast, 0] > 0, k.CHECKER, k.CUBE))
+        L.epc = np.full((m, 2), np.nan)
+        L.epc[ok] = _epc_of_ranks(sc["hrank"][ok])
+        for i in np.flatnonzero(~ok).tolist():
+            text = sc["other"].get(i)
+            L.put_line(i, int(L.number[i]), L.line_text(i) if text is None else text)
+    return L
+
+
+def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
+    """Worker entry: ``(first line number, raw lines)`` -> (the rows as
+    UTF-8 text, rows, error rows); the text is written into the buffer
+    ``into`` where it fits (then a memoryview of it)."""
+    settings, fmt = job
+    return _analysed(_scanned(chunk), settings, fmt, into)
+
+
+def _analysed(L: _Lines, settings: AnalysisSettings, fmt: str,
+              into=None) -> tuple[bytes | memoryview, int, int]:
+    """The rows of the input columns ``L`` as text, with their number and
+    the number of error rows: one batch evaluation, the cube decisions of
+    every cube row in one kernel call (above 0 plies one cubeful search),
+    every checker row's plays ranked in one batch at its cube and score,
+    the columns of :data:`COLUMNS` written by the row writer; error rows
+    (:func:`format_row`) and rollouts are formatted apart."""
+    from . import _analyze as k
+    from .evaluate import equity, sourced_probabilities
+
+    m = len(L.number)
+    boards, dice, classes, pips, ctx, contexts = (L.boards, L.dice, L.classes, L.pips, L.ctx,
+                                                  L.contexts)
+    cubeful = not settings.cubeless
+    kind = np.where(classes == PositionClass.OVER, k.OVER,
+                    np.where(dice[:, 0] > 0, k.CHECKER, k.CUBE)).astype(np.int8)
+    if L.errors:
+        kind[list(L.errors)] = k.VERBATIM
     # the cube rows the cubeful search decides, with its probabilities
     search = (kind == k.CUBE) & _searched(settings, classes)
     probs = np.zeros((m, 5))
     nd = np.full((m, 3), np.nan)
     exact = np.zeros(m, dtype=bool)
     live = np.flatnonzero((kind != k.VERBATIM) & (kind != k.OVER) & ~search)
-    if live.size == m:                     # every line read here and none finished: no copies
+    if live.size == m:                     # every line valued here: no copies
         got = sourced_probabilities(boards, settings.ply, settings.evaluator, classes)
         probs, exact, nd = got.probs, got.exact, got.exact_money
     elif live.size:
@@ -581,22 +629,25 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
         probs[srows] = vals.probs
         searched = (srows, vals)
     table = _Table(fmt)
-    entries = np.zeros((m, 5), dtype=np.int32)
-    class_codes = np.asarray([table(c.name.lower()) for c in PositionClass], dtype=np.int32)
-    entries[:, 1] = class_codes[classes]
-    sources = np.asarray([table(settings.evaluator), table("exact"), table("over")], dtype=np.int32)
-    entries[:, 2] = np.where(classes == PositionClass.OVER, sources[2],
-                             np.where(exact, sources[1], sources[0]))
-    ctx_codes = np.asarray([table(c.label) for c in contexts], dtype=np.int32)
-    entries[:, 0] = ctx_codes[ctx]
-    entries[:, 4] = table("cubeful" if cubeful else "cubeless")
+    cols: dict = {"line": L.number, "dice": dice, "pips_on_roll": pips[:, 0],
+                  "pips_opponent": pips[:, 1], "epc_on_roll": L.epc[:, 0],
+                  "epc_opponent": L.epc[:, 1], "ply": np.full(m, settings.ply, dtype=np.int64)}
+    cols["input"] = _blob({i: _encode_field(t, fmt) for i, t in L.inputs.items()}, m)
+    cols["position_id"] = _blob({i: _encode_field(t, fmt) for i, t in L.pids.items()}, m)
+    cols["context"] = np.asarray([table(c.label) for c in contexts], dtype=np.int32)[ctx]
+    cols["class"] = np.asarray([table(c.name.lower()) for c in PositionClass],
+                               dtype=np.int32)[classes]
+    sources = np.asarray([table(settings.evaluator), table("exact"), table("over")],
+                         dtype=np.int32)
+    cols["source"] = np.where(classes == PositionClass.OVER, sources[2],
+                              np.where(exact, sources[1], sources[0])).astype(np.int32)
+    cols["valuation"] = np.full(m, table("cubeful" if cubeful else "cubeless"), dtype=np.int32)
     cube = np.full((m, 10), np.nan)
-    values = np.full((m, 3), np.nan)             # the rows' VALUE_FIELDS
-    extra = {}
+    values = np.full((m, 3), np.nan)             # cubeful equity, MWC, EMG
     cube_rows = np.flatnonzero(kind == k.CUBE)
-    action = np.zeros(m, dtype=np.int32)
+    action = np.full(m, -1, dtype=np.int32)
     if cube_rows.size:
-        from .cube import cube_efficiencies
+        from .cube import InvalidCubeError, _check_probs, cube_efficiencies
 
         if cube_rows.size == m:
             eff, cube_ctx = cube_efficiencies(classes, pips[:, 0]), ctx
@@ -606,7 +657,12 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
             searched = (search[cube_rows], searched[1])
         bad, codes, beaver = _cube_columns(cube_rows, cube_ctx, contexts, probs, eff, nd, table,
                                            cube, action, searched)
-        kind[bad] = k.VERBATIM                    # the one-record path names the error
+        for i in bad.tolist():                    # probabilities the cube model refuses
+            try:
+                _check_probs(probs[i])
+            except InvalidCubeError as exc:
+                L.error(i, str(exc))
+            kind[i] = k.VERBATIM
         if cubeful:
             good = cube_rows[kind[cube_rows] == k.CUBE]
             c = cube[good]
@@ -614,62 +670,58 @@ def _chunk_text(chunk, job, into=None) -> tuple[bytes | memoryview, int, int]:
                                        codes[good], beaver[good],
                                        c[:, 6], c[:, 7], c[:, 8])
             _put_values(values, good, eq, mwc)
-    entries[:, 3] = action
+    cols["cube_action"] = action
+    for j, name in enumerate(("no_double", "double_take", "double_pass", "take_point")):
+        cols[name] = cube[:, j]
     play_rows = np.flatnonzero(kind == k.CHECKER)
-    if play_rows.size:
-        cubes = None
+    done, best_play, plays = [], [], []
+    best_equity = np.full(m, np.nan)
+    for rows, (names, eqs, texts, best) in _play_batches(play_rows, boards, dice, settings, fmt,
+                                                         contexts, ctx, cubeful, L):
+        done.append(rows)
+        best_play += names
+        plays += texts
+        best_equity[rows] = eqs
         if cubeful:
-            cubes = [contexts[c] for c in ctx[play_rows].tolist()]
-        try:
-            texts, best = _plays_texts(boards[play_rows], dice[play_rows], settings, fmt, cubes)
-        except BgfastError:
-            # an evaluator's inconsistent probabilities: the one-record
-            # path finds the rows they belong to, and names the error
-            kind[play_rows] = k.VERBATIM
-        else:
-            extra.update(zip(play_rows.tolist(), texts))
-            if cubeful:
-                _put_values(values, play_rows, best[:, 0], best[:, 1])
-    errors = 0
-    for i in np.flatnonzero(kind == k.VERBATIM).tolist():
-        line_text = sc["other"].get(i)
-        if line_text is None:
-            line_text = text[offs[i]:offs[i + 1]].decode("ascii")
-        row = _scalar_row(int(number[i]), line_text, settings)
-        errors += "error" in row
-        extra[i] = format_row(row, fmt)
-    if every:
-        epc = _epc_of_ranks(sc["hrank"])
-    else:
-        epc = np.full((m, 2), np.nan)
-        epc[fast] = _epc_of_ranks(sc["hrank"][fast])
-    ebytes, eoffs = _blob(extra, m)
+            _put_values(values, rows, best[:, 0], best[:, 1])
+    done = np.concatenate(done) if done else np.zeros(0, dtype=np.int64)
+    cols["best_play"], cols["plays"] = _blob_rows(done, best_play, m), _blob_rows(done, plays, m)
+    cols["best_equity"] = best_equity
+    for j, name in enumerate(("cubeful_equity", "mwc", "emg")):
+        cols[name] = values[:, j]
+    for j, name in enumerate(PROB_NAMES):
+        cols[name] = probs[:, j]
+    cols["equity"] = equity(probs)
+    cols["rollout"] = _blob(_rollouts(L, kind, settings) if settings.rollout_games > 0 else {}, m)
+    cols["error"] = _blob({}, m)
+    for i in L.errors:
+        kind[i] = k.VERBATIM
+    ebytes, eoffs = _blob({i: format_row(row, fmt) for i, row in L.errors.items()}, m)
     tbytes, toffs = table.arrays()
-    out = k.format_rows(fmt == "csv", kind, number, np.frombuffer(text or b" ", dtype=np.uint8),
-                        offs, entries, tbytes, toffs, dice, pips, epc,
-                        settings.ply, probs, equity(probs), cube, values, ebytes, eoffs, into)
-    return out, m, errors
-
-
-def _put_values(values: np.ndarray, rows: np.ndarray, eq: np.ndarray, mwc: np.ndarray) -> None:
-    """The :data:`VALUE_FIELDS` of ``rows`` into ``values`` from their
-    cubeful equity (a match's EMG) and MWC (NaN: money)."""
-    money = np.isnan(mwc)
-    values[rows, 0] = np.where(money, eq, np.nan)
-    values[rows, 1] = mwc
-    values[rows, 2] = np.where(money, np.nan, eq)
+    program, end = _program(fmt)
+    columns = []
+    for code, mask, key, name in program:
+        col = cols[name]
+        columns.append((code, mask, key, *(col if isinstance(col, tuple) else (col, None))))
+    out = k.format_rows(fmt == "csv", kind, columns, end,
+                        np.frombuffer(L.text or b" ", dtype=np.uint8), L.offsets,
+                        tbytes, toffs, ebytes, eoffs, into)
+    return out, m, len(L.errors)
 
 
 def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSettings,
-                 fmt: str, cubes=None) -> tuple[list[str], np.ndarray]:
-    """The checker-play parts of many rows (the JSON members, or the three
-    CSV fields, that :func:`format_row` writes of :func:`_play_fields` of
-    each board's ranked plays), and the best play's ``(cubeful value, MWC)``
-    ``float64[n, 2]`` of each (NaN: none, or money for the MWC): one ranking
-    of every board's plays (at the cube contexts ``cubes``, one per board,
-    or cubeless), the notation of the listed plays in one call, the values
-    written by the row writer's float writer."""
-    from . import _analyze
+                 fmt: str, cubes=None) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """The checker-play columns of many rows, encoded for ``fmt``: each
+    board's best play (its notation), that play's cubeless equity (NaN: no
+    legal play), the listed plays (the ``plays`` field: in JSON each play's
+    notation, cubeless equity, cubeful value -- money: ``cubeful_equity``;
+    a match: ``mwc`` and ``emg`` -- and loss against the best in the value
+    the plays are ranked by; in CSV each play's notation and that value),
+    and the best play's ``(cubeful value, MWC)`` ``float64[n, 2]`` (NaN:
+    none, or money for the MWC): one ranking of every board's plays (at
+    the cube contexts ``cubes``, one per board, or cubeless), the notation
+    of the listed plays in one call, the values written by the row
+    writer's float writer."""
     from .evaluate import rank_plays_batch
     from .formats import _play_names
 
@@ -690,8 +742,10 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
     best = np.full((len(k), 2), np.nan)
     if cubes is not None:
         best[has, 0], best[has, 1] = value[first[has]], mwc[first[has]]
+    best_equity = np.full(len(k), np.nan)
+    best_equity[has] = eq[first[has]]
     listed = min(max(settings.top, 0), int(k.max(initial=0)))
-    out = []
+    best_names, plays = [], []
     if fmt == "jsonl":
         eqs, losses = _json_floats(eq), _json_floats(loss)
         # each listed play's "equity" and cubeful members, in one pass
@@ -706,21 +760,87 @@ def _plays_texts(boards: np.ndarray, dice: np.ndarray, settings: AnalysisSetting
                    for e, v, w, mo in zip(eqs, vals, mwcs, money)]
         for j, n in zip(first.tolist(), k.tolist()):
             if not n:
-                out.append('"best_play":"","plays":[]')
+                best_names.append('""')
+                plays.append("[]")
                 continue
-            plays = ",".join(f'{{"play":"{names[i]}","equity":{mid[i]},"loss":{losses[i]}}}'
-                             for i in range(j, j + min(n, listed)))
-            out.append(f'"best_play":"{names[j]}","best_equity":{eqs[j]},"plays":[{plays}]')
-        return out, best
-    eqs = _analyze.float_texts(eq)
+            listing = ",".join(f'{{"play":"{names[i]}","equity":{mid[i]},"loss":{losses[i]}}}'
+                               for i in range(j, j + min(n, listed)))
+            best_names.append(f'"{names[j]}"')
+            plays.append(f"[{listing}]")
+        return best_names, best_equity, plays, best
     for j, n in zip(first.tolist(), k.tolist()):
         if not n:
-            out.append(",,")
+            best_names.append("")
+            plays.append("")
             continue
-        plays = _csv_plays((names[i], round(e, 6)) for i, e in
-                           zip(range(j, j + min(n, listed)), value[j:j + min(n, listed)].tolist()))
-        out.append(f"{_csv_text(names[j])},{eqs[j]},{_csv_text(plays)}")
-    return out, best
+        listing = _csv_plays((names[i], round(e, 6)) for i, e in
+                             zip(range(j, j + min(n, listed)), value[j:j + min(n, listed)].tolist()))
+        best_names.append(_csv_text(names[j]))
+        plays.append(_csv_text(listing))
+    return best_names, best_equity, plays, best
+
+
+def _play_batches(play_rows, boards, dice, settings, fmt, contexts, ctx, cubeful, L):
+    """``(rows, _plays_texts of them)`` of the checker rows: one batch; if
+    the evaluator's probabilities are refused, a row at a time, each row
+    refused an error row."""
+    if not play_rows.size:
+        return
+
+    def texts(rows):
+        cubes = [contexts[c] for c in ctx[rows].tolist()] if cubeful else None
+        return _plays_texts(boards[rows], dice[rows], settings, fmt, cubes)
+
+    try:
+        yield play_rows, texts(play_rows)
+        return
+    except BgfastError:
+        pass
+    for i in play_rows.tolist():
+        rows = np.array([i])
+        try:
+            got = texts(rows)
+        except BgfastError as exc:
+            L.error(i, str(exc))
+            continue
+        yield rows, got
+
+
+def _rollouts(L: _Lines, kind: np.ndarray, settings: AnalysisSettings) -> dict:
+    """``{row: the JSON of its rollout}`` of the rows with values."""
+    from . import _analyze as k
+    from .rollout import rollout
+
+    out = {}
+    for i in np.flatnonzero((kind == k.CUBE) | (kind == k.CHECKER)).tolist():
+        # one process per rollout: a run spreads its lines over the processes
+        res = rollout(Position(L.boards[i]), games=settings.rollout_games, seed=settings.seed,
+                      jobs=1)
+        out[i] = json.dumps(res.to_dict(), separators=(",", ":"))
+    return out
+
+
+def analyze_record(rec: Record, settings: AnalysisSettings) -> dict:
+    """The output row of one record, by the pipeline of every row: its
+    probabilities (exact in bear-offs, else the evaluator at the ply:
+    :func:`bgfast.evaluate.sourced_probabilities`), then its plays ranked
+    at its cube and score (cubeless with ``settings.cubeless``) or its
+    cube decision."""
+    L = _Lines.empty(1)
+    L.put_record(0, rec)
+    return _row_dict(L, settings)
+
+
+def _scalar_row(number: int, text: str, settings: AnalysisSettings) -> dict:
+    """The row of one line alone, parsed in Python (an error row for a bad
+    line)."""
+    L = _Lines.empty(1)
+    L.put_line(0, number, text)
+    return _row_dict(L, settings)
+
+
+def _row_dict(L: _Lines, settings: AnalysisSettings) -> dict:
+    return json.loads(bytes(_analysed(L, settings, "jsonl")[0]))
 
 
 # ---------------------------------------------------------------------------
@@ -1273,6 +1393,17 @@ def _analyze_game(item, settings: AnalysisSettings) -> list[dict]:
                     {"kind": "forced", "player": p, "played": only, "best": only,
                      "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
                      "close": False, "luck": luck})
+        if action.kind == "roll" and not replay.position().legal_plays(*action.dice):
+            # a roll that cannot be played: the turn passes at once, with no
+            # move to score, but the roll has its luck (as gnubg counts it)
+            p = replay.turn
+            pos = replay.position()
+            cube = None if settings.cubeless else CubeContext.from_game(replay, p)
+            add(pos, action.dice,
+                {"kind": "forced", "player": p, "played": "", "best": "",
+                 "equity_played": 0.0, "equity_best": 0.0, "loss": (0.0, None),
+                 "close": False, "luck": _luck(pos, action.dice, cube, settings, first)})
+            first = False
         replay.apply(action)
     return rows
 

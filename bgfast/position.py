@@ -184,8 +184,8 @@ def key_to_position_id(key: bytes) -> str:
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
-def decode_base64_id(text: str, length: int, what: str) -> bytes:
-    """Decode an unpadded base64 ID of ``length`` characters, strictly."""
+def _check_base64(text, length: int, what: str) -> None:
+    """Raise unless ``text`` is a string of ``length`` base64 characters."""
     if not isinstance(text, str):
         raise InvalidIdError(f"a {what} must be a string, not {type(text).__name__}")
     if len(text) != length:
@@ -193,6 +193,11 @@ def decode_base64_id(text: str, length: int, what: str) -> bytes:
     if not _B64.issuperset(text):
         bad = [c for c in text if c not in _B64]
         raise InvalidIdError(f"{what} {text!r} has a character outside base64: {bad[0]!r}")
+
+
+def decode_base64_id(text: str, length: int, what: str) -> bytes:
+    """Decode an unpadded base64 ID of ``length`` characters, strictly."""
+    _check_base64(text, length, what)
     pad = "=" * (-len(text) % 4)
     try:
         return base64.b64decode(text + pad, validate=True)
@@ -201,12 +206,12 @@ def decode_base64_id(text: str, length: int, what: str) -> bytes:
 
 
 def position_id_to_key(position_id: str) -> bytes:
-    """The 14-character Position ID -> its 10 key bytes."""
-    key = decode_base64_id(position_id, 14, "Position ID")
-    if len(key) != 10:  # pragma: no cover - 14 chars always give 10 bytes
-        raise InvalidIdError(f"Position ID {position_id!r} does not hold 10 bytes")
-    # 14 characters carry 84 bits; the last 4 must be zero padding.
-    if base64.b64encode(key).decode("ascii")[:14] != position_id:
+    """The 14-character Position ID -> its 10 key bytes (by the kernel
+    that the analysis scan decodes with, :func:`bgfast._board.position_id_key`)."""
+    _check_base64(position_id, 14, "Position ID")
+    key = _board.position_id_key(position_id.encode("ascii"))
+    if isinstance(key, int):
+        # 14 characters carry 84 bits; the last 4 must be zero padding.
         raise InvalidIdError(f"Position ID {position_id!r} has non-zero padding bits")
     return key
 

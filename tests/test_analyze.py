@@ -542,3 +542,26 @@ def test_ray_backend_matches_local():
     finally:
         ray.shutdown()
     assert remote == local
+
+
+def test_match_luck_counts_every_roll_unplayable_ones_too(bot_match):
+    """Each move of the match (each roll played, and each roll that cannot
+    be played: the turn passes at once) has one row with its luck; a roll
+    that cannot be played gives a forced row with no play."""
+    from bgfast.game import Game
+
+    rows = list(analyze_match(bot_match, settings=AnalysisSettings(ply=0)))
+    moves, dances = 0, []
+    for game in bot_match.games:
+        replay = Game(game.rules, match_length=game.match_length, score=game.score,
+                      crawford=game.crawford)
+        for action in game.actions:
+            moves += action.kind == "move"
+            if action.kind == "roll" and not replay.position().legal_plays(*action.dice):
+                dances.append((replay.position().position_id(),
+                               f"{max(action.dice)}{min(action.dice)}"))
+            replay.apply(action)
+    assert dances, "the match has rolls that cannot be played"
+    assert sum(r["luck"] is not None for r in rows) == moves
+    danced = [r for r in rows if r["kind"] == "forced" and r["played"] == ""]
+    assert [(r["position_id"], r["dice"]) for r in danced] == dances

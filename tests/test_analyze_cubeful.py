@@ -34,7 +34,7 @@ def rows_of(lines, **kw):
 
 
 def reference(lines, fmt, settings):
-    """The rows by the one-record path."""
+    """The rows of each line alone (parsed in Python, a block of one)."""
     return "".join(format_row(_scalar_row(n, text, settings), fmt)
                    for n, text in read_records(lines))
 
@@ -82,7 +82,7 @@ def test_score_changes_the_best_play_and_rows_follow_rank_plays(plays, name):
         assert (old["mwc"], old["emg"], old["cubeful_equity"]) == (None, None, None)
         differ += row["best_play"] != old["best_play"]
     assert differ >= 3, differ
-    # the one-record path gives the same rows
+    # each line alone gives the same rows
     out = io.StringIO()
     run(lines[:120], stream=out, settings=settings, chunk_size=64)
     assert out.getvalue() == reference(lines[:120], "jsonl", settings)
@@ -120,8 +120,8 @@ def test_money_rows_rank_by_cubeful_equity(plays):
 def test_cube_rows_above_0_ply_come_from_the_cubeful_search(plays):
     """--ply 1: cube rows by evaluate_cube (the n-ply cubeful search), the
     probabilities those of the search; bear-offs from the exact table;
-    --cubeless: Janowski's model on the 1-ply probabilities; block path ==
-    one-record path."""
+    --cubeless: Janowski's model on the 1-ply probabilities; blocks ==
+    each line alone."""
     boards, _dice = plays
     mid = MatchState(match_length=7, score=(3, 5), player_on_roll=0).match_id()
     sample = boards[:12]

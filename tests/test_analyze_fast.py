@@ -1,5 +1,7 @@
-"""The array path of batch analysis (bgfast.analyze._chunk_text and the
-bgfast._analyze kernels) against the one-record path, row for row."""
+"""Batch analysis of blocks of lines (bgfast.analyze._chunk_text: the
+bgfast._analyze scan and row writer around the one array pipeline) against
+each line parsed in Python and analysed alone (bgfast.analyze._scalar_row),
+row for row."""
 import io
 import json
 import math
@@ -89,7 +91,8 @@ def mixed_corpus(n=1200, seed=5):
 
 
 def reference(lines, fmt, settings=AnalysisSettings()):
-    """The rows by the one-record path: parse_record, analyze_record, format_row."""
+    """The rows of each line alone: parsed in Python (parse_record), analysed
+    as a block of one, as a dict, written by format_row."""
     body = "".join(format_row(_scalar_row(n, text, settings), fmt)
                    for n, text in read_records(lines))
     return (csv_header() + body) if fmt == "csv" else body
@@ -108,7 +111,7 @@ def test_the_corpus_takes_the_array_path(corpus):
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_rows_match_the_one_record_path(corpus, fmt, jobs):
+def test_rows_match_each_line_alone(corpus, fmt, jobs):
     ref = reference(corpus, fmt)
     out = io.StringIO()
     counts = run(corpus, stream=out, fmt=fmt, jobs=jobs, chunk_size=256)
@@ -327,7 +330,7 @@ def test_scan_decodes_position_ids_like_the_board_kernel():
     assert (sc["boards"][want] == ref[want]).all()
 
 
-def test_rounding_noise_and_bad_probabilities_match_the_one_record_path(corpus):
+def test_rounding_noise_and_bad_probabilities_match_each_line_alone(corpus):
     """An evaluator whose probabilities are off by tiny amounts (clipped
     by the cube layer) or inconsistent (an error row by cube_decision)."""
     from bgfast.evaluate import Evaluator, get_evaluator, register_evaluator
@@ -379,7 +382,7 @@ def test_packed_lines_scan_as_the_lines_do(corpus):
 
 
 def test_scan_home_ranks_give_the_epcs(corpus):
-    """The EPCs the array path takes from the scan's one-sided indices are
+    """The EPCs the pipeline takes from the scan's one-sided indices are
     those of the boards themselves (NaN for a side not all home)."""
     from bgfast import analyze
 
@@ -457,3 +460,41 @@ def test_float_texts_edges():
         _analyze.float_texts(vals, 4)
     with pytest.raises(ValueError, match="3 or 6"):
         _analyze.float_text(1.0, 2)
+
+
+def test_rows_follow_the_declared_columns(corpus):
+    """Every row's members are the columns of analyze.COLUMNS its kind is
+    given in, in their order (JSON: ply before source), and the CSV header
+    is their names; error rows are line, input and error."""
+    from bgfast.analyze import _KINDS, COLUMNS, ROW_FIELDS
+
+    assert csv_header() == ",".join(ROW_FIELDS) + "\n"
+    assert ROW_FIELDS == [c.name for c in COLUMNS if c.csv]
+    order = [c.name for c in COLUMNS]
+    at = order.index("source")
+    order[at], order[at + 1] = order[at + 1], order[at]
+    rows = [json.loads(x) for x in reference(corpus[:400], "jsonl").splitlines()]
+    seen = set()
+    for r in rows:
+        if "error" in r:
+            assert list(r) == ["line", "input", "error"]
+            continue
+        kind = ("over" if r["class"] == "over" else "checker" if r["dice"] else "cube")
+        seen.add(kind)
+        given = [c.name for c in COLUMNS if kind in _KINDS[c.rows]
+                 and not (c.name == "best_equity" and r.get("best_play") == "")
+                 and c.name != "rollout"]
+        assert list(r) == [n for n in order if n in given], r
+    assert seen == {"cube", "checker"} or seen == {"cube", "checker", "over"}
+
+
+def test_row_writer_refuses_offsets_that_do_not_fit():
+    kind = np.zeros(2, dtype=np.int8)
+    text = np.frombuffer(b"x" * 28, dtype=np.uint8)
+    offs = np.array([0, 14, 28], dtype=np.int64)
+    empty = np.zeros(1, dtype=np.uint8)
+    bad = (_analyze.COLUMN_TYPES["text"], 1, b",", np.zeros(3, dtype=np.uint8),
+           np.array([0, 2, 9], dtype=np.int64))
+    with pytest.raises(ValueError, match="offsets"):
+        _analyze.format_rows(True, kind, [bad], b"\n", text, offs, empty,
+                             np.zeros(1, dtype=np.int64), empty, np.zeros(3, dtype=np.int64))

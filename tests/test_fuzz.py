@@ -325,9 +325,9 @@ def analyze_lines(draw):
 
 @fuzz(40, analyze_lines())
 def test_analyze_scanner(lines):
-    """The block path (the ``bgfast._analyze`` scanner and kernels) gives
-    every kept line the row of the one-record path: a row for a good line,
-    an error row for a bad one, never an exception."""
+    """A block (the ``bgfast._analyze`` scanner and the pipeline) gives
+    every kept line the row of that line alone, parsed in Python: a row for
+    a good line, an error row for a bad one, never an exception."""
     lines = [x for x in lines if len(x.splitlines()) <= 1]     # one input line each
     out = io.StringIO()
     counts = analyze.run(lines, stream=out, fmt="jsonl")

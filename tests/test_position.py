@@ -211,3 +211,25 @@ def test_checked_boards_pass_as_plain_arrays_and_others_are_still_checked():
     bad[1, 0, 3] = 5                                  # 20 checkers
     with pytest.raises(InvalidPositionError):
         as_boards(bad)
+
+
+def test_position_id_kernel_decodes_as_base64():
+    """The one Position ID decoder (``bgfast._board.position_id_key``, which
+    the analysis scan also calls) against the standard library's base64 on
+    random IDs: the same key where the 4 padding bits are zero, a padding
+    error where they are not."""
+    import base64
+
+    from bgfast.position import position_id_to_key
+
+    rng = np.random.default_rng(7)
+    alphabet = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                             dtype=np.uint8)
+    for _ in range(2000):
+        text = alphabet[rng.integers(0, 64, 14)].tobytes().decode("ascii")
+        padded = (alphabet.tobytes().index(text[13].encode()) & 15) == 0
+        if padded:
+            assert position_id_to_key(text) == base64.b64decode(text + "==")
+        else:
+            with pytest.raises(InvalidIdError, match="padding bits"):
+                position_id_to_key(text)

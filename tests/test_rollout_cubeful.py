@@ -304,13 +304,18 @@ def _cli(*args):
     return CliRunner().invoke(main, ["rollout", *args, *FAST])
 
 
-def test_cli_rollout_is_cubeful_where_a_context_is_given():
+def test_cli_rollout_is_cubeful_at_the_positions_context_by_default():
+    # a bare Position ID: money, the cube centred, as --money says
     r = _cli("4HPwATDgc/ABMA")
-    assert r.exit_code == 0 and r.output.rstrip().endswith("cubeless")
-    assert "cubeful" not in r.output
-    r = _cli("4HPwATDgc/ABMA", "--money", "--json")
-    d = json.loads(r.output)
+    assert r.exit_code == 0 and r.output.rstrip().endswith("money, cube 1 centred")
+    assert "cubeful equity" in r.output
+    bare = json.loads(_cli("4HPwATDgc/ABMA", "--json").output)
+    d = json.loads(_cli("4HPwATDgc/ABMA", "--money", "--json").output)
     assert d["cube"]["mode"] == "money" and "cubeful" in d["mean"]
+    assert bare["cube"] == d["cube"] and bare["mean"] == d["mean"]
+    r = _cli("4HPwATDgc/ABMA", "--cubeless", "--json")
+    d = json.loads(r.output)
+    assert d["cube"] == "cubeless" and "cubeful" not in d["mean"]
     # the XGID's match score: cubeful, MWC and EMG
     r = _cli(MATCH_XGID)
     assert r.exit_code == 0, r.output

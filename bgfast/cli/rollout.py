@@ -55,20 +55,20 @@ DICE = DiceParam()
 @click.option("--backend", type=click.Choice(["local", "serial", "ray"]), default="local",
               show_default=True)
 @click.option("--address", default=None, help=ADDRESS_HELP)
-@context_options(table=True, cube_flag="cube_decision", report_given="context_given")
-@cubeless_option("A cubeless rollout (the default for a bare Position ID without cube or "
-                 "score options).")
+@context_options(table=True, cube_flag="cube_decision")
+@cubeless_option("A cubeless rollout instead of the cubeful one.")
 @json_option()
 def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json,
-            context, cube_decision, context_given, cubeless):
+            context, cube_decision, cubeless):
     """Roll out POSITION and print the 5 probabilities and the cubeless
     equity for the player on roll and, in a cubeful rollout, the cubeful
     equity (money) or the MWC and its EMG (match), with standard errors.
 
     A rollout is cubeful, the cube played by both sides, at the cube and
-    score of an XGID or Match ID, or of the context options given; a bare
-    Position ID without them (or --cubeless) rolls out cubeless.  A
+    score of an XGID or Match ID, or of the context options given (money
+    with a centred cube for a bare Position ID); --cubeless rolls out
+    cubeless.  A
     POSITION with a roll (an XGID or Match ID with dice) rolls out the
     plays of that roll.  --cube without a value rolls out the cube
     decision instead: no double and double/take with common dice."""
@@ -78,7 +78,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
     if cube_decision and (cubeless or dice is not None or all_rolls):
         raise click.UsageError("--cube alone rolls out the cube decision: drop "
                                "--cubeless, --dice and --all-rolls")
-    cubeful = cube_decision or ((context_given or position.state is not None) and not cubeless)
+    cubeful = cube_decision or not cubeless
     s = RolloutSettings(trials=trials, seed=seed, truncate=truncate, variance_reduction=vr,
                         quasi_random=quasi, early_stop=early_stop, policy=policy.lower(),
                         evaluator=evaluator, stderr_target=stderr_target, jobs=jobs,
