@@ -24,7 +24,17 @@ default the net, with the bear-off tables; see ``bgfast.evaluate``);
 the luck of the roll actually thrown (its value minus the 21-roll average) is
 subtracted from the result.  The adjustment has expectation zero whatever
 the evaluator, so the mean stays unbiased; a better evaluator removes more
-variance.
+variance.  A level searching n >= 1 plies (``hard``, ``expert``, ``net1``
+.. ``net3``) measures luck as gnubg does: each roll's 0-ply best play,
+valued n - 1 plies deep (by the evaluator at 0 plies, else by the level's
+net), and it searches only the roll thrown, so it plays the same games with
+and without variance reduction.  Its searches keep an evaluation cache in
+each worker (``bgfast._net.set_cache_size``), which changes the speed, never
+the bits.
+
+Presets (:data:`PRESETS`, :meth:`RolloutSettings.from_preset`): ``gnubg``
+(0-ply, 1296 games to the end) and, in the spirit of eXtreme Gammon's
+Roller levels, ``roller``, ``roller+`` and ``roller++``.
 
 Cubeful rollouts (``RolloutSettings(cube=CubeContext(...))``): the
 compiled loop plays the cube.  Before each roll the side on roll asks its
@@ -159,7 +169,8 @@ class RolloutSettings:
     ``early_stop``: stop with exact values once both sides are inside the
     two-sided bear-off table; ``policy``: a computer level of
     :data:`LEVEL_POLICIES` (``net``, the default, is the net at 0-ply;
-    ``beginner`` .. ``expert``), which plays exactly as in games and duels,
+    ``beginner`` .. ``expert``; ``net1`` .. ``net3`` the net at 1 .. 3
+    plies), which plays exactly as in games and duels,
     its noise and random choices drawn from each trial's own stream, or
     ``pubeval`` (its score picks the plays, many times faster and much
     weaker) or ``evaluator`` (the best equity by ``evaluator``);

@@ -64,6 +64,23 @@ def test_one_ply_luck_plays_are_unbiased(position_id):
     assert se_v < se_p                                       # and it reduces the variance
 
 
+def test_one_ply_cubeful_luck_is_unbiased():
+    from bgfast.cube import CubeContext
+    from bgfast.rollout import _Cube
+
+    pos = Position.from_position_id(POSITIONS[1])
+    starts = pos.board[None].copy()
+    s = RolloutSettings(seed=8, policy="net1", truncate=4)
+    params = [replace(s, variance_reduction=v).kernel_params() for v in (False, True)]
+    for p in params:
+        p["cube"] = _Cube.of(CubeContext(), 1).params
+    (plain, pp), (vr, pv) = (run_chunk(starts, 0, 72, p) for p in params)
+    assert np.array_equal(pp, pv)
+    luck = plain[:, 0, 6] - vr[:, 0, 6]
+    assert np.abs(luck).mean() > 0.02
+    assert abs(luck.mean()) < 3 * luck.std(ddof=1) / np.sqrt(len(luck))
+
+
 def test_two_ply_luck_plays_keep_the_games_and_reduce_the_variance():
     plain, vr, pp, pv = _paired("net2", POSITIONS[1], 12, 2)
     assert np.array_equal(pp, pv)
