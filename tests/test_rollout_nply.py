@@ -191,6 +191,12 @@ def test_three_ply_policy_is_a_rollout_policy():
                         jobs=1)
     r = rollout(pos, s)
     assert r.games == 2 and r.settings["policy"] == "net3"
+    saved = _net.cache_size()
+    try:
+        _net.set_cache_size(0)              # (3-ply searches get a bigger cache)
+        assert rollout(pos, s).mean == r.mean
+    finally:
+        _net.set_cache_size(saved)
 
 
 # ------------------------------------------------------------------ presets
