@@ -12,7 +12,8 @@ side, their ratio, the equities with their standard errors and the
 per-game variance (games x SE^2; speed at equal standard error is games/s
 over the variance).  gnubg's start-up (loading its nets and databases) is
 measured once and subtracted.  ``--cache`` adds bgfast with and without its
-evaluation cache (hit rate, games/s).
+evaluation cache (hit rate, games/s); ``--consistency`` prints instead how
+much each net's equity moves from 0 to 1 and from 1 to 2 plies.
 
 Run: python bench/compare_rollout_nply.py [--plies 1 2] [--vr on off] [--truncate 0 7]
      [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache]
@@ -142,6 +143,38 @@ def cache_effect(pid, trials, plies, vr, truncate):
     return on, off, hits / max(lookups, 1)
 
 
+def ply_consistency(n=250, n2=80, seed=5):
+    """How much each net's equity moves from 0 to 1 ply and from 1 to 2 plies
+    on contact positions met in random play (bgfast's net and gnubg's through
+    gnubg-nn): the luck estimate of an n-ply rollout leaves about the
+    variance of these moves, ply after ply."""
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    import gnubg_nn
+    from bgfast.net import default_net
+    from bgfast.position import PositionClass, classify_boards
+    from test_net import _random_boards
+
+    b = _random_boards(6 * n, seed)
+    b = np.ascontiguousarray(b[classify_boards(b) == PositionClass.CONTACT][::4][:n])
+
+    def eq(p):
+        p = np.asarray(p)
+        return 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]
+
+    m = default_net().model
+    ours = {k: eq(m.evaluate_plies(b, k)) for k in (0, 1, 2)}
+    theirs = {k: eq([gnubg_nn.probabilities(x.tolist(), k) for x in b[:n if k < 2 else n2]])
+              for k in (0, 1, 2)}
+    print(f"\n## Equity moves between plies, {len(b)} contact positions (2 plies: the first {n2})")
+    for a, c in ((0, 1), (1, 2)):
+        k = len(theirs[c])
+        d1, d2 = ours[c][:k] - ours[a][:k], theirs[c] - theirs[a][:k]
+        print(f"{a} -> {c} plies: bgfast mean {d1.mean():+.4f} sd {d1.std():.4f}; "
+              f"gnubg-nn mean {d2.mean():+.4f} sd {d2.std():.4f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plies", type=int, nargs="+", default=[1, 2])
@@ -152,8 +185,13 @@ def main():
     ap.add_argument("--positions", nargs="+", default=list(POSITIONS),
                     help="names of POSITIONS or Position IDs")
     ap.add_argument("--cache", action="store_true", help="bgfast with and without its cache")
+    ap.add_argument("--consistency", action="store_true",
+                    help="only the equity moves between plies of both nets (needs gnubg-nn)")
     args = ap.parse_args()
     install_bearoff_tables()
+    if args.consistency:
+        ply_consistency()
+        return
     rollout(Position.initial(), RolloutSettings(trials=2, jobs=1, policy="net1"))   # warm-up
     import bgfast
 
