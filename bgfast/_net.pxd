@@ -1,5 +1,5 @@
 # Neural-net evaluator kernel shared by the other Cython modules.
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from bgfast._movegen cimport MoveGen
 from bgfast._rollout cimport Rng
 
@@ -29,6 +29,24 @@ cdef struct NetC:
     float* b2[2]                 # [5]
     float* T[2]                  # [NET_SLOTS * 16, H]
 
+# The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
+# the 0-ply best play of (board, roll) and its probabilities, keyed by the
+# packed board and the dice, for one net.
+cdef struct CacheEntry:
+    uint64_t tag                 # the key's hash | 1 (0: empty)
+    uint8_t key[26]              # the board, two counts a byte, then d1 * 8 + d2
+    uint8_t play[25]             # the best play, packed alike
+    int32_t n                    # the number of legal plays
+    double p[5]
+
+cdef struct NetCache:
+    CacheEntry* e
+    uint64_t mask                # entries - 1 (a power of two)
+    const void* net              # the net the entries are for (its slot tables)
+    int tables
+    int64_t lookups
+    int64_t hits
+
 # per-thread work space for searches
 cdef struct NetCtx:
     MoveGen g[NET_MAX_DEPTH]
@@ -37,16 +55,19 @@ cdef struct NetCtx:
     uint8_t base[64]
     double* eq                   # NET_MAX_PLAYS equities of the root plays
     int ready
+    NetCache* cache              # NULL: no evaluation cache
 
 cdef int netctx_init(NetCtx* c) noexcept nogil
 cdef void netctx_free(NetCtx* c) noexcept nogil
+# give c an evaluation cache of 2**log2 entries (0: none); returns 0, or -1 (no memory)
+cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil
 # the NET_FEATURES hand-made inputs of board b (player on roll in row 1)
 cdef void net_features(const uint8_t* b, float* f) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables
 cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogil
-# the play chosen at `plies` (0, 1, 2) with Gaussian equity noise at 0-ply;
+# the play chosen at `plies` (0 .. NET_MAX_DEPTH - 2) with Gaussian equity noise at 0-ply;
 # result (turn passed) in out; returns the number of legal plays, <0 on error
 cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
                            int plies, double noise, Rng* rng, uint8_t* out) noexcept nogil

@@ -26,15 +26,16 @@ cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t, uint64_t, uint32_t
 from libc.string cimport memcpy, memset, memcmp
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.math cimport exp, expf, log, sqrt, cos
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
+                               mover_probs,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
 from bgfast._rollout cimport (Rng, rng_seed, rng_next, rng_roll36, register_policy_slot,
-                              NUM_POLICIES, MAX_POLICIES)
+                              register_policy_luck, NUM_POLICIES, MAX_POLICIES)
 
 cnp.import_array()
 
@@ -373,6 +374,7 @@ cdef void netctx_free(NetCtx* c) noexcept nogil:
         movegen_free(&c.g[d])
     free(c.eq)
     c.eq = NULL
+    netctx_cache(c, 0)
     c.ready = 0
 
 
@@ -457,6 +459,143 @@ cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int
     return n
 
 
+# ---------------------------------------------------------------------------
+# the evaluation cache
+# ---------------------------------------------------------------------------
+#
+# A search asks the same question many times: the 0-ply best play of a board
+# for a roll and its probabilities (_best0).  Iterative deepening asks it
+# again at each level, and a rollout's next ply asks again what the ply
+# before looked at (the opponent's replies, the luck plays of n-ply
+# policies).  The cache keeps the answers, keyed by the board and the dice,
+# for one net: a direct-mapped table of a fixed power-of-two size, local to
+# a work space (one per worker), the newest entry replacing the old one.
+# _best0 evaluates the plays of (b, roll) incrementally from b's hidden sums,
+# so its answer is a function of (net, b, d1, d2) alone: a hit returns the
+# very bits a miss computes, and results do not depend on what the cache
+# holds (on the job count, the chunks or the backend).
+
+cdef int CACHE_LOG2 = 16             # entries of a policy work space's cache: 2**CACHE_LOG2
+cdef int64_t CACHE_LOOKUPS = 0        # the totals of the freed policy work spaces' caches
+cdef int64_t CACHE_HITS = 0
+
+
+cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil:
+    """A new, empty cache for c (its counters carried over)."""
+    cdef NetCache* k = c.cache
+    cdef int64_t lookups = 0, hits = 0
+    if k != NULL:
+        lookups = k.lookups
+        hits = k.hits
+        free(k.e)
+        free(k)
+        c.cache = NULL
+    if log2 <= 0:
+        return 0
+    k = <NetCache*>malloc(sizeof(NetCache))
+    if k == NULL:
+        return ERR_MEMORY
+    memset(k, 0, sizeof(NetCache))
+    k.lookups = lookups
+    k.hits = hits
+    k.mask = ((<uint64_t>1) << log2) - 1
+    k.e = <CacheEntry*>calloc(k.mask + 1, sizeof(CacheEntry))
+    if k.e == NULL:
+        free(k)
+        return ERR_MEMORY
+    c.cache = k
+    return 0
+
+
+cdef inline void _pack(const uint8_t* b, uint8_t* k) noexcept nogil:
+    """The 50 counts of b (each 0..15), two a byte."""
+    cdef int i
+    for i in range(25):
+        k[i] = b[2 * i] | (b[2 * i + 1] << 4)
+
+
+cdef inline void _unpack(const uint8_t* k, uint8_t* b) noexcept nogil:
+    cdef int i
+    for i in range(25):
+        b[2 * i] = k[i] & 15
+        b[2 * i + 1] = k[i] >> 4
+
+
+cdef inline uint64_t _key_hash(const uint8_t* k) noexcept nogil:
+    """A 64-bit hash of the 26 key bytes (multiply-xorshift over 8-byte words)."""
+    cdef uint64_t w[4]
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL
+    cdef int i
+    w[3] = 0
+    memcpy(w, k, 26)
+    for i in range(4):
+        h = (h ^ w[i]) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 29
+    return h ^ (h >> 32)
+
+
+cdef Py_ssize_t _best0_cached(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
+                              int depth, uint8_t* out, double* pout) noexcept nogil:
+    """_best0 through the work space's evaluation cache (when it has one)."""
+    cdef NetCache* k = c.cache
+    cdef uint8_t key[26]
+    cdef uint64_t h
+    cdef CacheEntry* e
+    cdef Py_ssize_t n
+    if k == NULL:
+        return _best0(c, net, b, d1, d2, depth, out, pout)
+    if k.net != <const void*>net.T[0] or k.tables != net.tables:
+        # another net (or the same weights with other tables): start afresh
+        if k.net != NULL:
+            memset(k.e, 0, (k.mask + 1) * sizeof(CacheEntry))
+        k.net = <const void*>net.T[0]
+        k.tables = net.tables
+    _pack(b, key)
+    key[25] = <uint8_t>(d1 * 8 + d2)
+    h = _key_hash(key) | 1
+    e = &k.e[(h >> 1) & k.mask]
+    k.lookups += 1
+    if e.tag == h and memcmp(e.key, key, 26) == 0:
+        k.hits += 1
+        _unpack(e.play, out)
+        memcpy(pout, e.p, 5 * sizeof(double))
+        return e.n
+    n = _best0(c, net, b, d1, d2, depth, out, pout)
+    if n >= 0:
+        e.tag = h
+        memcpy(e.key, key, 26)
+        _pack(out, e.play)
+        e.n = <int32_t>n
+        memcpy(e.p, pout, 5 * sizeof(double))
+    return n
+
+
+def cache_size():
+    """log2 of the entries of the evaluation cache that each n-ply rollout
+    policy's work space gets (0: no cache)."""
+    return CACHE_LOG2
+
+
+def set_cache_size(int log2):
+    """Give each n-ply policy work space made from now on an evaluation cache
+    of 2**log2 entries (0: none; at most 24).  The results are the same
+    bits with any size: for measurements.  Forked workers inherit it."""
+    global CACHE_LOG2
+    if not 0 <= log2 <= 24:
+        raise ValueError("the cache size must be 0..24 (log2 of its entries)")
+    CACHE_LOG2 = log2
+
+
+def cache_counters(bint reset=False):
+    """(lookups, hits) of the evaluation caches of the policy work spaces
+    freed in this process (rollout chunks played here)."""
+    global CACHE_LOOKUPS, CACHE_HITS
+    out = (CACHE_LOOKUPS, CACHE_HITS)
+    if reset:
+        CACHE_LOOKUPS = CACHE_HITS = 0
+    return out
+
+
 cdef int net_value(NetCtx* c, const NetC* net, const uint8_t* b, int plies, int depth,
                    double* p) noexcept nogil:
     """n-ply probabilities of b for the player on roll: the average over the 21
@@ -477,7 +616,7 @@ cdef int net_value(NetCtx* c, const NetC* net, const uint8_t* b, int plies, int 
     for a in range(1, 7):
         for d in range(1, a + 1):
             w = (1.0 if a == d else 2.0) / 36.0
-            n = _best0(c, net, b, a, d, depth, nb, q)
+            n = _best0_cached(c, net, b, a, d, depth, nb, q)
             if n < 0:
                 return <int>n
             if plies > 1:
@@ -680,17 +819,21 @@ cdef class Model:
                 net_onroll(&net, &boards[i, 0, 0], &o[i, 0])
         return out
 
-    def evaluate_plies(self, const uint8_t[:, :, ::1] boards, int plies, bint tables=True):
-        """n-ply probabilities float64[N, 5] for the player on roll."""
+    def evaluate_plies(self, const uint8_t[:, :, ::1] boards, int plies, bint tables=True,
+                       int cache=-1):
+        """n-ply probabilities float64[N, 5] for the player on roll.  ``cache``:
+        log2 of the evaluation cache's entries (0: none; -1: 16 from 2 plies
+        up), which changes the speed, never the bits."""
         cdef Py_ssize_t n = boards.shape[0], i
         out = np.empty((n, 5), dtype=np.float64)
         cdef double[:, ::1] o = out
         cdef NetC net = self.net
-        cdef NetCtx* c = _new_ctx()
+        cdef NetCtx* c
         cdef int rc = 0
         net.tables = tables
         if plies < 0 or plies >= NET_MAX_DEPTH:
             raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 1}")
+        c = _new_ctx(_cache_log2(cache, plies))
         try:
             with nogil:
                 for i in range(n):
@@ -704,8 +847,10 @@ cdef class Model:
         return out
 
     def choose(self, const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice, int plies=0,
-               double noise=0.0, uint64_t seed=0, bint tables=True):
-        """The chosen play for each (board, dice): (counts int64[N], results uint8[N,2,25])."""
+               double noise=0.0, uint64_t seed=0, bint tables=True, int cache=-1):
+        """The chosen play for each (board, dice): (counts int64[N], results
+        uint8[N,2,25]).  ``cache`` as in :meth:`evaluate_plies` (by default
+        from 2 plies up).  Duels give their searches the same cache."""
         cdef Py_ssize_t n = boards.shape[0], i
         counts = np.empty(n, dtype=np.int64)
         results = np.empty((n, 2, 25), dtype=np.uint8)
@@ -713,11 +858,11 @@ cdef class Model:
         cdef uint8_t[:, :, ::1] r = results
         cdef NetC net = self.net
         cdef Rng rng
-        cdef NetCtx* c = _new_ctx()
+        cdef NetCtx* c
         net.tables = tables
         if plies < 0 or plies >= NET_MAX_DEPTH - 1:
-            _del_ctx(c)
             raise ValueError(f"plies must be 0..{NET_MAX_DEPTH - 2}")
+        c = _new_ctx(_cache_log2(cache, plies))
         rng_seed(&rng, seed, 0x6E6F697365)
         try:
             with nogil:
@@ -783,14 +928,28 @@ cdef inline void _axpy(float* y, const float* x, float a, int H) noexcept nogil:
         y[j] += a * x[j]
 
 
-cdef NetCtx* _new_ctx() except NULL:
+cdef NetCtx* _new_ctx(int cache_log2=0) except NULL:
     cdef NetCtx* c = <NetCtx*>malloc(sizeof(NetCtx))
     if c == NULL:
         raise MemoryError("net work space")
     if netctx_init(c) != 0:
         free(c)
         raise MemoryError("net work space")
+    if netctx_cache(c, cache_log2) != 0:
+        _del_ctx(c)
+        raise MemoryError("evaluation cache")
     return c
+
+
+cdef int _cache_log2(int cache, int depth) except -1:
+    """The cache size of a search ``depth`` plies deep (see Model.evaluate_plies):
+    from 2 plies up, where iterative deepening asks _best0 again (1 ply:
+    a cache costs about 4% and saves nothing)."""
+    if cache < 0:
+        return 16 if depth >= 2 else 0
+    if cache > 24:
+        raise ValueError("the cache size must be 0..24 (log2 of its entries)")
+    return cache
 
 
 cdef void _del_ctx(NetCtx* c) noexcept nogil:
@@ -1171,7 +1330,7 @@ def duel(specs, uint64_t seed, int64_t first_pair, int64_t npairs, int nthreads=
         ctx[k] = NULL
     try:
         for k in range(nth):
-            ctx[k] = _new_ctx()
+            ctx[k] = _new_ctx(_cache_log2(-1, max(P[0].plies, P[1].plies)))
         if nth <= 1:
             with nogil:
                 for i in range(npairs):
@@ -1203,7 +1362,34 @@ _installed = {}          # ("policy" | "evaluator", slot) -> the Model kept aliv
 
 cdef Py_ssize_t _policy_choose(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
                                int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil:
-    return _player_choose(<NetCtx*>ws, <const Player*>ctx, b, d1, d2, rng, out)
+    cdef NetCtx* c = <NetCtx*>ws
+    cdef const Player* pl = <const Player*>ctx
+    if pl.plies >= 3 and c.cache != NULL and c.cache.mask + 1 < (<uint64_t>1) << (CACHE_LOG2 + 2):
+        # a 3-ply search meets about 50,000 new boards a move: a 4x bigger
+        # cache keeps more of them (about 10% faster; any size, the same bits)
+        netctx_cache(c, CACHE_LOG2 + 2)
+    return _player_choose(c, pl, b, d1, d2, rng, out)
+
+
+cdef Py_ssize_t _policy_luck(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
+                             int d1, int d2, int evaluator, uint8_t* out,
+                             double* v) noexcept nogil:
+    """An n-ply net level's luck play (n >= 1), gnubg's scheme: the 0-ply best
+    play of (d1, d2), valued one ply less deep than the level searches (at
+    0 plies by the rollout's evaluator, else by the level's net)."""
+    cdef NetCtx* c = <NetCtx*>ws
+    cdef const Player* pl = <const Player*>ctx
+    cdef double q[5]
+    cdef Py_ssize_t n = _best0_cached(c, &pl.net, b, d1, d2, 0, out, q)
+    if n < 0:
+        return n
+    if pl.plies <= 1:
+        mover_probs(out, evaluator, v)
+    else:
+        if net_value(c, &pl.net, out, pl.plies - 1, 1, q) < 0:
+            return -1
+        invert_probs(q, v)
+    return n
 
 
 cdef void* _policy_ws_new() noexcept nogil:
@@ -1211,11 +1397,19 @@ cdef void* _policy_ws_new() noexcept nogil:
     if c != NULL and netctx_init(c) != 0:
         free(c)
         c = NULL
+    if c != NULL and netctx_cache(c, CACHE_LOG2) != 0:
+        _del_ctx(c)
+        c = NULL
     return c
 
 
 cdef void _policy_ws_free(void* ws) noexcept nogil:
-    _del_ctx(<NetCtx*>ws)
+    cdef NetCtx* c = <NetCtx*>ws
+    global CACHE_LOOKUPS, CACHE_HITS
+    if c != NULL and c.cache != NULL:
+        CACHE_LOOKUPS += c.cache.lookups
+        CACHE_HITS += c.cache.hits
+    _del_ctx(c)
 
 
 cdef void _eval_slot(const void* ctx, const uint8_t* b, double* p) noexcept nogil:
@@ -1226,7 +1420,10 @@ def install_policy(int slot, spec):
     """Make the player ``spec`` (kind, plies, noise, Model or None; see
     :func:`duel`) the rollout policy in kernel slot ``slot`` of
     ``bgfast._rollout`` (its plays, noise and random choices use each
-    trial's own policy stream).  Bear-off databases as in duels."""
+    trial's own policy stream).  Bear-off databases as in duels.  A net
+    level searching n >= 1 plies gets gnubg's luck plays (:func:`_policy_luck`:
+    the 0-ply best play of each roll, valued n - 1 plies deep) and an
+    evaluation cache (:func:`set_cache_size`) in each work space."""
     if not NUM_POLICIES <= slot < MAX_POLICIES:
         raise ValueError(f"policy slot must be in {NUM_POLICIES}..{MAX_POLICIES - 1}")
     cdef Player p
@@ -1236,6 +1433,8 @@ def install_policy(int slot, spec):
     _installed[("policy", slot)] = spec[3]
     register_policy_slot(slot, _policy_choose, _policy_ws_new, _policy_ws_free,
                          <const void*>&POLICY_PLAYERS[slot])
+    if p.kind == P_NET and p.plies >= 1:
+        register_policy_luck(slot, _policy_luck)
 
 
 def install_evaluator(int slot, Model model):

@@ -13,6 +13,15 @@ cdef struct Rng:
 ctypedef Py_ssize_t (*policy_fn)(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
                                  int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil
 ctypedef void* (*ws_new_fn)() noexcept nogil
+# The luck play of a policy (gnubg's scheme for n-ply policies): the play of
+# (d1, d2) from b whose value measures the luck of that roll, result (turn
+# passed) in out, and that value in v (5 probabilities for the player who
+# made the play: mover_probs' convention; ``evaluator`` is the rollout's
+# EVAL_*).  Any deterministic function of (b, d1, d2) keeps the luck
+# adjustment unbiased.  Returns the number of legal plays, <0 on error.
+ctypedef Py_ssize_t (*luck_fn)(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
+                               int d1, int d2, int evaluator, uint8_t* out,
+                               double* v) noexcept nogil
 ctypedef void (*ws_free_fn)(void* ws) noexcept nogil
 
 cdef enum:
@@ -24,11 +33,14 @@ cdef struct PolicySlot:
     ws_new_fn ws_new
     ws_free_fn ws_free
     const void* ctx
+    luck_fn luck          # NULL: the luck of a roll is valued at the policy's own play
 
 # Install a policy in slot (NUM_POLICIES <= slot < MAX_POLICIES; choose NULL
 # clears it).  Returns 0, or -1 for a bad slot.
 cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
                               ws_free_fn ws_free, const void* ctx) noexcept nogil
+# Give the policy in slot its luck play (NULL: none); after register_policy_slot.
+cdef int register_policy_luck(int slot, luck_fn luck) noexcept nogil
 
 # Cubeful rollouts: each candidate's starting cube context (a row of
 # bgfast._cube's CTX_* columns for the side on roll, the real cube value),

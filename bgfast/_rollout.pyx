@@ -143,6 +143,14 @@ cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
     POLICY_SLOTS[slot].ws_new = ws_new
     POLICY_SLOTS[slot].ws_free = ws_free
     POLICY_SLOTS[slot].ctx = ctx
+    POLICY_SLOTS[slot].luck = NULL
+    return 0
+
+
+cdef int register_policy_luck(int slot, luck_fn luck) noexcept nogil:
+    if slot < NUM_POLICIES or slot >= MAX_POLICIES:
+        return -1
+    POLICY_SLOTS[slot].luck = luck
     return 0
 
 
@@ -158,6 +166,27 @@ cdef inline Py_ssize_t _choose(MoveGen* g, const uint8_t* b, int d1, int d2,
     if P.ps != NULL:
         return P.ps.choose(P.ws, P.ps.ctx, g, b, d1, d2, prng, out)
     return choose_play(g, b, d1, d2, P.policy, P.evaluator, out)
+
+
+cdef inline bint _own_luck_plays(const RolloutParams* P) noexcept nogil:
+    """Whether the policy has luck plays of its own (see :func:`_luck_play`)."""
+    return P.ps != NULL and P.ps.luck != NULL
+
+
+cdef inline Py_ssize_t _luck_play(MoveGen* g, const uint8_t* b, int d1, int d2,
+                                  const RolloutParams* P, Rng* prng, uint8_t* out,
+                                  double* v) noexcept nogil:
+    """The play of (d1, d2) whose value v (for the mover) measures the luck of
+    that roll: the policy's luck play where it has one (an n-ply level: its
+    0-ply best play, valued n-1 plies deep, as gnubg does), else the policy's
+    own play valued by the evaluator."""
+    cdef Py_ssize_t n
+    if _own_luck_plays(P):
+        return P.ps.luck(P.ws, P.ps.ctx, g, b, d1, d2, P.evaluator, out, v)
+    n = _choose(g, b, d1, d2, P, prng, out)
+    if n >= 0:
+        mover_probs(out, P.evaluator, v)
+    return n
 
 
 # ---------------------------------------------------------------------------
@@ -332,10 +361,9 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
         d2 = o % 6 + 1
         if P.vr:
             for k in range(21):
-                n = _choose(g, b, R21_D1[k], R21_D2[k], P, &prng, best[k])
+                n = _luck_play(g, b, R21_D1[k], R21_D2[k], P, &prng, best[k], v[k])
                 if n < 0:
                     return <int>n
-                mover_probs(best[k], P.evaluator, v[k])
             for j in range(5):
                 mean[j] = 0.0
                 for k in range(21):
@@ -350,7 +378,14 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
                     cv[j] = _child_value(&tc, P, best[j], v[j], flip)
                     cmean += R21_W[j] * cv[j]
                 cf_luck += cv[k] - cmean
-            memcpy(b, best[k], 50)
+            if _own_luck_plays(P):
+                # the luck plays are not the policy's: it plays the roll thrown
+                n = _choose(g, b, d1, d2, P, &prng, nb)
+                if n < 0:
+                    return <int>n
+                memcpy(b, nb, 50)
+            else:
+                memcpy(b, best[k], 50)
         else:
             n = _choose(g, b, d1, d2, P, &prng, nb)
             if n < 0:

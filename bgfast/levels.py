@@ -102,6 +102,7 @@ def _levels():
         "net0": Level("net", NET, 0),
         "net1": Level("net 1-ply", NET, 1),
         "net2": Level("net 2-ply", NET, 2),
+        "net3": Level("net 3-ply", NET, 3),
     }
 
 
@@ -110,8 +111,8 @@ LEVELS = _levels()
 
 def get_level(name: str) -> Level:
     """A level or player by name (case-insensitive): the five levels,
-    ``pubeval``, ``net``/``net0``/``net1``/``net2`` (the shipped net at n
-    plies), or a weights file ``PATH.npz`` optionally followed by ``@PLIES``."""
+    ``pubeval``, ``net``/``net0``/``net1``/``net2``/``net3`` (the shipped net
+    at n plies), or a weights file ``PATH.npz`` optionally followed by ``@PLIES``."""
     key = name.strip().lower()
     if key in LEVELS:
         return _levels()[key]

@@ -24,7 +24,17 @@ default the net, with the bear-off tables; see ``bgfast.evaluate``);
 the luck of the roll actually thrown (its value minus the 21-roll average) is
 subtracted from the result.  The adjustment has expectation zero whatever
 the evaluator, so the mean stays unbiased; a better evaluator removes more
-variance.
+variance.  A level searching n >= 1 plies (``hard``, ``expert``, ``net1``
+.. ``net3``) measures luck as gnubg does: each roll's 0-ply best play,
+valued n - 1 plies deep (by the evaluator at 0 plies, else by the level's
+net), and it searches only the roll thrown, so it plays the same games with
+and without variance reduction.  Its searches keep an evaluation cache in
+each worker (``bgfast._net.set_cache_size``), which changes the speed, never
+the bits.
+
+Presets (:data:`PRESETS`, :meth:`RolloutSettings.from_preset`): ``gnubg``
+(0-ply, 1296 games to the end) and, in the spirit of eXtreme Gammon's
+Roller levels, ``roller``, ``roller+`` and ``roller++``.
 
 Cubeful rollouts (``RolloutSettings(cube=CubeContext(...))``): the
 compiled loop plays the cube.  Before each roll the side on roll asks its
@@ -62,7 +72,7 @@ from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 
-__all__ = ["RolloutSettings", "RolloutResult", "CubeRolloutResult", "rollout", "rollout_plays",
+__all__ = ["RolloutSettings", "Preset", "PRESETS", "RolloutResult", "CubeRolloutResult", "rollout", "rollout_plays",
            "rollout_cube", "LEVEL_POLICIES",
            "policy_names", "evaluator_names",
            "rollout_opening_rolls", "run_chunk", "OUTPUT_NAMES", "POLICIES", "BACKENDS",
@@ -76,7 +86,7 @@ POLICIES = {"pubeval": POLICY_PUBEVAL, "evaluator": POLICY_EVAL}
 #: computer levels (bgfast.levels) as rollout policies: name -> kernel policy
 #: slot, installed from bgfast._net on first use in each process
 LEVEL_POLICIES = {"beginner": 2, "easy": 3, "medium": 4, "net": 5, "net0": 5,
-                  "hard": 6, "net1": 6, "expert": 7, "net2": 7}
+                  "hard": 6, "net1": 6, "expert": 7, "net2": 7, "net3": 8}
 BACKENDS = ("local", "serial", "ray")
 #: evaluators the rollout kernel can use (luck, truncation, the "evaluator" policy)
 KERNEL_EVALUATORS = {"composite": EVAL_COMPOSITE, "pubeval": EVAL_PUBEVAL}
@@ -159,7 +169,8 @@ class RolloutSettings:
     ``early_stop``: stop with exact values once both sides are inside the
     two-sided bear-off table; ``policy``: a computer level of
     :data:`LEVEL_POLICIES` (``net``, the default, is the net at 0-ply;
-    ``beginner`` .. ``expert``), which plays exactly as in games and duels,
+    ``beginner`` .. ``expert``; ``net1`` .. ``net3`` the net at 1 .. 3
+    plies), which plays exactly as in games and duels,
     its noise and random choices drawn from each trial's own stream, or
     ``pubeval`` (its score picks the plays, many times faster and much
     weaker) or ``evaluator`` (the best equity by ``evaluator``);
@@ -227,6 +238,14 @@ class RolloutSettings:
         if self.cube is not None:
             object.__setattr__(self, "cube", CubeContext.of(self.cube))
 
+    @classmethod
+    def from_preset(cls, name: str, **kw) -> "RolloutSettings":
+        """The settings of preset ``name`` (:data:`PRESETS`), with the fields
+        given in ``kw`` overriding the preset's."""
+        if name not in PRESETS:
+            raise BgfastError(f"unknown rollout preset {name!r}; choose from {', '.join(PRESETS)}")
+        return cls(**{**PRESETS[name].fields(), **kw})
+
     def kernel_params(self) -> dict:
         params = _rollout.make_params(self.seed, self.truncate, self.variance_reduction,
                                       self.quasi_random, _policy_slot(self.policy),
@@ -240,6 +259,64 @@ class RolloutSettings:
         d = asdict(replace(self, cube=None))
         d["cube"] = "cubeless" if self.cube is None else self.cube.to_dict()
         return d
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named rollout setting (:data:`PRESETS`): the trials, the truncation
+    (plies, 0 = none), the policy (a computer level of
+    :data:`LEVEL_POLICIES`), variance reduction, quasi-random dice and the
+    bear-off handling (``early_stop``: exact values once both sides are in
+    the two-sided bear-off table).  The luck, truncation and bear-off
+    values are the net's with the exact databases (``evaluator="net"``)."""
+
+    name: str
+    description: str
+    trials: int
+    truncate: int
+    policy: str
+    variance_reduction: bool = True
+    quasi_random: bool = True
+    early_stop: bool = True
+
+    @property
+    def plies(self) -> int:
+        """The plies the policy searches."""
+        from .levels import get_level
+
+        return get_level(self.policy).plies
+
+    @property
+    def move_filters(self) -> tuple:
+        """The policy's move filters, one ``(kept plays, equity window)`` per
+        search level after 0 plies (:func:`bgfast._net.move_filters`): empty
+        for a 0-ply policy."""
+        from . import _net
+
+        (n0, w0), (n1, w1) = _net.move_filters()
+        return tuple([(n0, w0)] + [(n1, w1)] * (self.plies - 1)) if self.plies else ()
+
+    def fields(self) -> dict:
+        """The :class:`RolloutSettings` fields the preset sets."""
+        return {"trials": self.trials, "truncate": self.truncate, "policy": self.policy,
+                "variance_reduction": self.variance_reduction,
+                "quasi_random": self.quasi_random, "early_stop": self.early_stop,
+                "evaluator": "net"}
+
+
+#: Named rollout settings users know: gnubg's default rollout and settings in
+#: the spirit of eXtreme Gammon's Roller levels as published (trials,
+#: truncation, the plies of the checker play).  ``RolloutSettings.from_preset``
+#: and ``bgfast rollout --preset NAME``; explicit settings override the preset's.
+PRESETS = {p.name: p for p in (
+    Preset("gnubg", "gnubg's default rollout: 0-ply net play, 1296 games to the end, "
+                    "variance reduction, quasi-random dice", 1296, 0, "net"),
+    Preset("roller", "XG Roller-like: 42 games truncated at 5 plies, 1-ply play", 42, 5, "net1"),
+    Preset("roller+", "XG Roller+-like: 360 games truncated at 7 plies, 2-ply play", 360, 7,
+           "net2"),
+    Preset("roller++", "XG Roller++-like: 360 games truncated at 5 plies, 3-ply play", 360, 5,
+           "net3"),
+)}
 
 
 @dataclass(frozen=True)

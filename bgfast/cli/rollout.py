@@ -2,10 +2,13 @@
 on local cores or a Ray cluster."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
+from click.core import ParameterSource
 
 from .._progress import Progress
-from ..rollout import MAX_TRIALS, MAX_TRUNCATE
+from ..rollout import MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 from ._options import context_options, cubeless_option, json_option
@@ -30,13 +33,15 @@ DICE = DiceParam()
               help="Stratified first two rolls.")
 @click.option("--early-stop/--no-early-stop", default=True, show_default=True,
               help="Stop with exact values inside the two-sided bear-off table.")
-@click.option("--policy", type=click.Choice(["pubeval", "evaluator", "beginner", "easy", "medium",
-                                            "hard", "expert", "net", "net0", "net1", "net2"],
-                                           case_sensitive=False),
+@click.option("--policy", type=click.Choice(policy_names(), case_sensitive=False),
               default="net", show_default=True,
               help="Who plays: a computer level (net = the net at 0-ply; hard and expert "
-                   "search 1 and 2 plies), pubeval (about 10x faster, much weaker) or the "
-                   "best equity by --evaluator.")
+                   "search 1 and 2 plies, net1 .. net3 the net at 1 .. 3 plies), pubeval "
+                   "(about 10x faster, much weaker) or the best equity by --evaluator.")
+@click.option("--preset", type=click.Choice(list(PRESETS), case_sensitive=False), default=None,
+              help="Named settings: " + "; ".join(f"{p.name}: {p.description}"
+                                                  for p in PRESETS.values())
+                   + ".  Options given with it override the preset's.")
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="Evaluator for luck, truncation and the evaluator policy: net (with "
                    "the bear-off tables), composite (tables + pubeval, faster, weaker), "
@@ -58,7 +63,7 @@ DICE = DiceParam()
 @context_options(table=True, cube_flag="cube_decision")
 @cubeless_option("A cubeless rollout instead of the cubeful one.")
 @json_option()
-def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, evaluator,
+def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, preset, evaluator,
             stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json,
             context, cube_decision, cubeless):
     """Roll out POSITION and print the 5 probabilities and the cubeless
@@ -71,7 +76,12 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
     cubeless.  A
     POSITION with a roll (an XGID or Match ID with dice) rolls out the
     plays of that roll.  --cube without a value rolls out the cube
-    decision instead: no double and double/take with common dice."""
+    decision instead: no double and double/take with common dice.
+
+    --preset NAME takes a named setting (trials, truncation, policy,
+    variance reduction, quasi-random dice, bear-off stop); --trials,
+    --truncate, --policy, --evaluator, --vr/--no-vr, --quasi/--no-quasi and
+    --early-stop/--no-early-stop given beside it override the preset's."""
     from ..rollout import (RolloutSettings, rollout as run, rollout_cube, rollout_opening_rolls,
                            rollout_plays)
 
@@ -79,15 +89,27 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
         raise click.UsageError("--cube alone rolls out the cube decision: drop "
                                "--cubeless, --dice and --all-rolls")
     cubeful = cube_decision or not cubeless
-    s = RolloutSettings(trials=trials, seed=seed, truncate=truncate, variance_reduction=vr,
-                        quasi_random=quasi, early_stop=early_stop, policy=policy.lower(),
-                        evaluator=evaluator, stderr_target=stderr_target, jobs=jobs,
-                        backend=backend, address=address, cube=context if cubeful else None)
+    given = {"trials": trials, "truncate": truncate, "variance_reduction": vr,
+             "quasi_random": quasi, "early_stop": early_stop, "policy": policy.lower(),
+             "evaluator": evaluator}
+    if preset is not None:
+        # the preset's settings, but for the options given on the command line
+        ctx = click.get_current_context()
+        params = {"trials": "trials", "truncate": "truncate", "variance_reduction": "vr",
+                  "quasi_random": "quasi", "early_stop": "early_stop", "policy": "policy",
+                  "evaluator": "evaluator"}
+        given = {k: v for k, v in given.items()
+                 if ctx.get_parameter_source(params[k]) not in (ParameterSource.DEFAULT, None)}
+        s = RolloutSettings.from_preset(preset.lower(), **given)
+    else:
+        s = RolloutSettings(**given)
+    s = replace(s, seed=seed, stderr_target=stderr_target, jobs=jobs, backend=backend,
+                address=address, cube=context if cubeful else None)
     if dice is None and not all_rolls and not cube_decision:
         dice = position.dice
     position = position.position
     if cube_decision:
-        with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
+        with Progress(None if stderr_target else s.trials, unit=" games", unit_scale=True) as bar:
             res = rollout_cube(position, s, progress=bar if stderr_target is None else
                                (lambda done, _most: bar(done)))
         if as_json:
@@ -96,7 +118,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
             click.echo(res.describe())
         return
     # with --stderr the trials are a maximum: the bar counts games, with no end
-    with Progress(None if stderr_target else trials, unit=" games", unit_scale=True) as bar:
+    with Progress(None if stderr_target else s.trials, unit=" games", unit_scale=True) as bar:
         report = bar if stderr_target is None else (lambda done, _most: bar(done))
         if all_rolls:
             out = rollout_opening_rolls(s, position=position, progress=report)
@@ -142,7 +164,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, eva
         label = {"equity": "cubeless equity", "cubeful": "cubeful EMG" if "mwc" in r.mean
                  else "cubeful equity", "mwc": "cubeful MWC"}.get(k, k)
         click.echo(f"{label:<16}{r.mean[k]:9.4f}{r.stderr[k]:9.4f}")
-    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {policy}, {where}")
+    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {s.policy}, {where}")
 
 
 def _context(s) -> dict | str:
