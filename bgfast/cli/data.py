@@ -9,10 +9,10 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
+from ..rollout import policy_names
 from ._options import json_option, resumable_options
 
-_POLICIES = ["pubeval", "evaluator", "beginner", "easy", "medium", "hard", "expert", "net",
-             "net0", "net1", "net2"]
+_POLICIES = policy_names()
 
 
 @main.group()
