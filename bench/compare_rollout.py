@@ -40,6 +40,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+# this tree's bgfast, not an installed one
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bgfast.evaluate import get_evaluator, install_bearoff_tables  # noqa: E402
 from bgfast.position import Position  # noqa: E402
