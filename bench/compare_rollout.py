@@ -16,11 +16,13 @@ played to the end (bgfast ``early_stop=False``; gnubg
 ``bearofftruncation exact off`` and ``onesided off``); ``--early-stop``
 pairs bgfast's stop inside its two-sided table with gnubg's ``exact on``.
 
-gnubg's rate is the difference of two runs with different trial counts (so
-start-up does not count), each timed around the whole program, run under a
-pseudo-terminal so that gnubg prints its final results; its variance per
-game is SE^2 x trials from the SE it prints (three decimals: ``--digits``
-raises it).  bgfast's variance per game is its SE^2 x games.  The equal-SE
+Rates on one process are in CPU time (the machine is shared: wall-clock
+rates there measure the other jobs).  gnubg's rate is the difference of two
+runs with different trial counts (so start-up does not count), each timed by
+the CPU time of the whole program, run under a pseudo-terminal so that gnubg
+prints its final results; its variance per game is SE^2 x trials from the
+SE it prints (``--digits`` decimals).  The 2-process bgfast column (local
+process pool) and its ratio to one process are in wall-clock time.  bgfast's variance per game is its SE^2 x games.  The equal-SE
 ratio is ``ratio x gnubg variance / bgfast variance``: how much faster bgfast
 reaches the same standard error.  Rates are medians of ``--repeat`` runs
 (the same seed each time, so the means and SEs do not change); the machine
@@ -33,6 +35,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -64,6 +67,22 @@ def median_rate(fn, count, repeat):
     return statistics.median(rates)
 
 
+def median_rates(fn, count, repeat):
+    """(wall-clock rate, CPU-time rate of this process), medians of ``repeat``."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(count / (time.perf_counter() - t0))
+        cpu.append(count / max(time.process_time() - c0, 1e-9))
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def bgfast_settings(trials, vr, plies=0, early_stop=False, jobs=1):
     return RolloutSettings(trials=trials, seed=1, variance_reduction=vr, quasi_random=True,
                            early_stop=early_stop, truncate=0, policy=POLICY_OF_PLIES[plies],
@@ -73,7 +92,8 @@ def bgfast_settings(trials, vr, plies=0, early_stop=False, jobs=1):
 
 
 def bgfast_run(pid, trials, vr, repeat, plies=0, early_stop=False, jobs=1):
-    """(games/s median, the last RolloutResult)."""
+    """((wall-clock, CPU-time) games/s medians, the last RolloutResult); the
+    CPU time is this process's (meaningful for one process only)."""
     pos = Position.from_position_id(pid)
     s = bgfast_settings(trials, vr, plies, early_stop, jobs)
     rollout(pos, s, trials=36)                       # warm-up (net, tables, pool)
@@ -82,7 +102,7 @@ def bgfast_run(pid, trials, vr, repeat, plies=0, early_stop=False, jobs=1):
     def run():
         out["r"] = rollout(pos, s)
 
-    return median_rate(run, trials, repeat), out["r"]
+    return median_rates(run, trials, repeat), out["r"]
 
 
 GNUBG_SCRIPT = """set threads 1
@@ -129,27 +149,27 @@ def parse_gnubg_rollout(text):
 
 
 def gnubg_run_once(pid, trials, vr, plies=0, cubeful=False, exact=False, digits=3):
-    """(seconds, parsed results) of one gnubg program run rolling out ``pid``
-    (money, cube centred).  gnubg prints its results only to a terminal, so
-    it runs under ``script``."""
+    """(CPU seconds, parsed results) of one gnubg program run rolling out
+    ``pid`` (money, cube centred).  gnubg prints its results only to a
+    terminal, so it runs under ``script``."""
     with tempfile.NamedTemporaryFile("w", suffix=".gnubg", delete=False) as fh:
         fh.write(GNUBG_SCRIPT.format(pid=pid, trials=trials, vr="on" if vr else "off",
                                      plies=plies, cubeful="on" if cubeful else "off",
                                      exact="on" if exact else "off", digits=digits))
         path = fh.name
     try:
-        t0 = time.perf_counter()
+        c0 = _children_cpu()
         out = subprocess.run(["script", "-qfec", f"{GNUBG} -t -q < {path}", "/dev/null"],
                              stdin=subprocess.DEVNULL, capture_output=True, check=True,
                              timeout=3600, text=True, errors="replace")
-        return time.perf_counter() - t0, parse_gnubg_rollout(out.stdout)
+        return _children_cpu() - c0, parse_gnubg_rollout(out.stdout)
     finally:
         os.unlink(path)
 
 
 def gnubg_run(pid, small, big, vr, repeat, plies=0, exact=False, digits=3):
-    """(games/s median of (big - small) / (t_big - t_small), results of the
-    ``big`` run), or None without gnubg."""
+    """(games/s median of (big - small) / (t_big - t_small) in CPU time,
+    results of the ``big`` run), or None without gnubg."""
     if not os.path.exists(GNUBG):
         return None
     rates, res = [], None
@@ -161,8 +181,8 @@ def gnubg_run(pid, small, big, vr, repeat, plies=0, exact=False, digits=3):
 
 
 def gnubg_rollout_rate(small, big, vr, repeat, cubeful=False):
-    """gnubg games/s from the opening (cubeful or cubeless, 0-ply), start-up
-    subtracted (for bench/compare_rollout_cubeful.py)."""
+    """gnubg games/s (CPU time) from the opening (cubeful or cubeless,
+    0-ply), start-up subtracted (for bench/compare_rollout_cubeful.py)."""
     if not os.path.exists(GNUBG):
         return None
     rates = []
@@ -232,16 +252,18 @@ def table(plies, vr, names, args):
     hdr = ("| position | bgfast games/s | gnubg games/s | ratio | bgfast var/game | "
            "gnubg var/game | equal-SE ratio | bgfast equity | gnubg equity | "
            "bgfast 2 proc games/s | 2 proc / 1 proc |")
+    print("(one-process rates in CPU time; the 2-process rate and its ratio to one process "
+          "in wall-clock time)")
     print(hdr)
     print("|" + "---|" * (hdr.count("|") - 1))
     for name in names:
         pid = POSITIONS[name]
         load = os.getloadavg()[0]
-        b1, rb = bgfast_run(pid, n, vr, args.repeat, plies, args.early_stop)
+        (w1, b1), rb = bgfast_run(pid, n, vr, args.repeat, plies, args.early_stop)
         g = gnubg_run(pid, small, big, vr, grep, plies, args.early_stop, args.digits)
         b2 = None
         if args.jobs2:
-            b2, _ = bgfast_run(pid, n, vr, args.repeat, plies, args.early_stop, jobs=2)
+            (b2, _), _ = bgfast_run(pid, n, vr, args.repeat, plies, args.early_stop, jobs=2)
         bse = rb.stderr["equity"]
         bvar = bse ** 2 * rb.games
         gr, gvar, geq = None, None, "n/a"
@@ -254,9 +276,10 @@ def table(plies, vr, names, args):
         print(f"| {name} | {fmt(b1)} | {fmt(gr)} | {ratio(b1, gr)} | {bvar:.3g} | "
               f"{'n/a' if gvar is None else f'{gvar:.3g}'} | "
               f"{'n/a' if not eqse else f'{eqse:.2f}x'} | {rb.equity:+.4f} ± {bse:.4f} | {geq} | "
-              f"{fmt(b2)} | {ratio(b2, b1)} |", flush=True)
+              f"{fmt(b2)} | {ratio(b2, w1)} |", flush=True)
         if args.verbose:
-            print(f"  (load {load:.1f}; bgfast {rb.average_plies:.1f} plies a game)")
+            print(f"  (load {load:.1f}; bgfast {rb.average_plies:.1f} plies a game, "
+                  f"{fmt(w1)} games/s wall-clock on one process)")
 
 
 def main():
