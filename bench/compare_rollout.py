@@ -149,20 +149,21 @@ def parse_gnubg_rollout(text):
 
 
 def gnubg_run_once(pid, trials, vr, plies=0, cubeful=False, exact=False, digits=3):
-    """(CPU seconds, parsed results) of one gnubg program run rolling out
-    ``pid`` (money, cube centred).  gnubg prints its results only to a
-    terminal, so it runs under ``script``."""
+    """(wall-clock seconds, CPU seconds, parsed results) of one gnubg program
+    run rolling out ``pid`` (money, cube centred).  gnubg prints its results
+    only to a terminal, so it runs under ``script``."""
     with tempfile.NamedTemporaryFile("w", suffix=".gnubg", delete=False) as fh:
         fh.write(GNUBG_SCRIPT.format(pid=pid, trials=trials, vr="on" if vr else "off",
                                      plies=plies, cubeful="on" if cubeful else "off",
                                      exact="on" if exact else "off", digits=digits))
         path = fh.name
     try:
-        c0 = _children_cpu()
+        t0, c0 = time.perf_counter(), _children_cpu()
         out = subprocess.run(["script", "-qfec", f"{GNUBG} -t -q < {path}", "/dev/null"],
                              stdin=subprocess.DEVNULL, capture_output=True, check=True,
                              timeout=3600, text=True, errors="replace")
-        return _children_cpu() - c0, parse_gnubg_rollout(out.stdout)
+        return (time.perf_counter() - t0, _children_cpu() - c0,
+                parse_gnubg_rollout(out.stdout))
     finally:
         os.unlink(path)
 
@@ -174,21 +175,21 @@ def gnubg_run(pid, small, big, vr, repeat, plies=0, exact=False, digits=3):
         return None
     rates, res = [], None
     for _ in range(repeat):
-        ts, _r = gnubg_run_once(pid, small, vr, plies, exact=exact, digits=digits)
-        tb, res = gnubg_run_once(pid, big, vr, plies, exact=exact, digits=digits)
+        _w, ts, _r = gnubg_run_once(pid, small, vr, plies, exact=exact, digits=digits)
+        _w, tb, res = gnubg_run_once(pid, big, vr, plies, exact=exact, digits=digits)
         rates.append((big - small) / max(tb - ts, 1e-9))
     return statistics.median(rates), res
 
 
 def gnubg_rollout_rate(small, big, vr, repeat, cubeful=False):
-    """gnubg games/s (CPU time) from the opening (cubeful or cubeless,
+    """gnubg games/s (wall-clock) from the opening (cubeful or cubeless,
     0-ply), start-up subtracted (for bench/compare_rollout_cubeful.py)."""
     if not os.path.exists(GNUBG):
         return None
     rates = []
     for _ in range(repeat):
-        ts, _ = gnubg_run_once(POSITIONS["opening"], small, vr, cubeful=cubeful)
-        tb, _ = gnubg_run_once(POSITIONS["opening"], big, vr, cubeful=cubeful)
+        ts, _c, _r = gnubg_run_once(POSITIONS["opening"], small, vr, cubeful=cubeful)
+        tb, _c, _r = gnubg_run_once(POSITIONS["opening"], big, vr, cubeful=cubeful)
         rates.append((big - small) / max(tb - ts, 1e-9))
     return statistics.median(rates)
 
@@ -239,6 +240,8 @@ def trial_counts(plies, vr, quick):
 
 def table(plies, vr, names, args):
     n, small, big = trial_counts(plies, vr, args.quick)
+    n = args.trials or n
+    small, big = args.gnubg_trials or (small, big)
     grep = max(1, args.repeat // 2 + 1)
     bear = ("bgfast early_stop=True (exact two-sided values inside its table) | gnubg "
             "bearofftruncation exact on, onesided off" if args.early_stop else
@@ -291,6 +294,9 @@ def main():
     ap.add_argument("--positions", nargs="+", default=list(POSITIONS), choices=list(POSITIONS))
     ap.add_argument("--early-stop", action="store_true",
                     help="pair bgfast's early stop with gnubg's exact bear-off truncation")
+    ap.add_argument("--trials", type=int, help="bgfast trials (default: by setting)")
+    ap.add_argument("--gnubg-trials", type=int, nargs=2, metavar=("SMALL", "BIG"),
+                    help="gnubg's two trial counts (default: by setting)")
     ap.add_argument("--digits", type=int, default=5, help="decimals gnubg prints")
     ap.add_argument("--no-jobs2", dest="jobs2", action="store_false",
                     help="skip the 2-process bgfast column")
