@@ -29,7 +29,8 @@ reaches the same standard error.  Rates are medians of ``--repeat`` runs
 is shared, so read the ratios.
 
 Run: python bench/compare_rollout.py [--repeat 3] [--quick] [--policy-plies 0 1 2]
-     [--vr both|on|off] [--positions opening race ...] [--early-stop] [--evals]
+     [--vr both|on|off] [--positions opening race ...] [--trials N] [--gnubg-trials S B]
+     [--early-stop] [--no-jobs2] [--evals]
 """
 import argparse
 import os
