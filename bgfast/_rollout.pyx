@@ -289,6 +289,31 @@ cdef inline double _child_value(TrialCube* t, const RolloutParams* P, const uint
 # one trial
 # ---------------------------------------------------------------------------
 
+cdef Py_ssize_t _luck_values(MoveGen* g, const uint8_t* b, const RolloutParams* P, Rng* prng,
+                             uint8_t* best, double* v, double* mean) noexcept nogil:
+    """What the luck of a roll from b (the player on roll in row 1) is
+    measured against: for each of the 21 rolls k, its luck play
+    (:func:`_luck_play`: the policy's play, or an n-ply level's own luck
+    play; ``best[64 k ..]``, the turn passed) and its value for the mover
+    (``v[5 k ..]``; a finished game's exact result), and their mean over
+    the 36 outcomes (``mean[0..4]``).  The luck
+    of roll k is ``v[k] - mean``: its expectation over the dice is zero, so
+    subtracting it leaves the rollout unbiased whatever the evaluator.  The
+    rolls are played in a fixed order, so the policy's stream is the same
+    for every split of the trials.  Returns 0, or <0 on an error."""
+    cdef int k, j
+    cdef Py_ssize_t n
+    for k in range(21):
+        n = _luck_play(g, b, R21_D1[k], R21_D2[k], P, prng, best + 64 * k, v + 5 * k)
+        if n < 0:
+            return n
+    for j in range(5):
+        mean[j] = 0.0
+        for k in range(21):
+            mean[j] += R21_W[k] * v[5 * k + j]
+    return 0
+
+
 cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
                     const RolloutParams* P, Py_ssize_t cand, double* out) noexcept nogil:
     cdef uint8_t b[64]
@@ -360,14 +385,9 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
         d1 = o // 6 + 1
         d2 = o % 6 + 1
         if P.vr:
-            for k in range(21):
-                n = _luck_play(g, b, R21_D1[k], R21_D2[k], P, &prng, best[k], v[k])
-                if n < 0:
-                    return <int>n
-            for j in range(5):
-                mean[j] = 0.0
-                for k in range(21):
-                    mean[j] += R21_W[k] * v[k][j]
+            n = _luck_values(g, b, P, &prng, &best[0][0], &v[0][0], mean)
+            if n < 0:
+                return <int>n
             k = R21_OF36[o]
             for j in range(5):
                 p[j] = v[k][j] - mean[j]
