@@ -151,35 +151,47 @@ cdef inline uint32_t _hit_mask(uint32_t O, uint32_t OPN, uint32_t B, int nb, int
     return h
 
 
-cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept nogil:
-    """The rolls (of 36) with which the mover hits at least one blot (O, OPN,
-    B, nb as in _hit_mask)."""
-    cdef int cnt = 0, d1, d2
+cdef enum:
+    NROLLS = 21                  # the rolls (d1, d2), d2 <= d1, in _roll_masks' order
+
+
+cdef inline void _roll_masks(uint32_t O, uint32_t OPN, uint32_t B, int nb,
+                             uint32_t* M) noexcept nogil:
+    """M[k]: the blots (_hit_mask) that the k-th roll hits, the rolls in the
+    order (1, 1), (2, 1), (2, 2), (3, 1), ... (6, 6) (d2 <= d1), for the
+    mover of O, OPN, B, nb as in _hit_mask."""
+    cdef int d1, d2, k = 0
     cdef uint32_t D[7]
     cdef uint32_t Q[7]
-    cdef uint32_t S[12]
-    if B == 0:
-        return 0
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
-        # D[d], the blots one die d hits from a point of the mover (S[t]:
-        # t pips away, Q[d]: the points open d pips on); a double hits with
-        # one of its four steps (_double_steps), a non-double with either die or
-        # with both, one checker over an open intermediate point
+        # D[d], the blots one die d hits from a point of the mover (Q[d]:
+        # the points open d pips on); a double hits with one of its four
+        # steps (_double_steps), a non-double with either die or with both,
+        # one checker over an open intermediate point
         for d1 in range(1, 7):
             D[d1] = B & (O >> d1)
             Q[d1] = OPN >> d1
-        for d1 in range(3, 12):
-            S[d1] = B & (O >> d1)
         for d1 in range(1, 7):
-            cnt += _double_steps(O, OPN, B, d1, 4) != 0
             for d2 in range(1, d1):
-                cnt += 2 * ((D[d1] | D[d2] | (S[d1 + d2] & (Q[d1] | Q[d2]))) != 0)
-        return cnt
+                M[k] = D[d1] | D[d2] | (B & (O >> (d1 + d2)) & (Q[d1] | Q[d2]))
+                k += 1
+            M[k] = _double_steps(O, OPN, B, d1, 4)
+            k += 1
+        return
     for d1 in range(1, 7):
-        cnt += _hit_mask(O, OPN, B, nb, d1, d1) != 0
-        for d2 in range(1, d1):
-            cnt += 2 * (_hit_mask(O, OPN, B, nb, d1, d2) != 0)
+        for d2 in range(1, d1 + 1):
+            M[k] = _hit_mask(O, OPN, B, nb, d1, d2)
+            k += 1
+
+
+cdef inline int _shots(const uint32_t* M) noexcept nogil:
+    """The rolls (of 36) that hit at least one blot, from _roll_masks."""
+    cdef int cnt = 0, d1, d2, k = 0
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            cnt += (1 if d1 == d2 else 2) * (M[k] != 0)
+            k += 1
     return cnt
 
 
@@ -234,7 +246,7 @@ cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
 #      19..24), else 0; X's most advanced point held at distances 13..24,
 #      (25 - s) / 12, 0 when none; its rearmost one there, (s - 12) / 12.
 #   g = 3, hits (2): for each of Y's 36 rolls the blots of X it can hit
-#      (_hit_mask): the mean over the 36 rolls of the most pips X loses
+#      (_hit_mask, _roll_masks): the mean over the 36 rolls of the most pips X loses
 #      by one hit (a blot at X's distance s loses 25 - s), / 24; the rolls
 #      that can hit two or more blots, / 36.
 #   g = 4, mobility (2): the (die, point) pairs, dice 1..6 and the points
@@ -297,14 +309,13 @@ cdef inline int _high_bit(uint32_t m) noexcept nogil:
 
 
 cdef void _group_features(int g, int q, const uint8_t* b, const uint32_t* occ,
-                          const uint32_t* held, const uint32_t* opn, const uint32_t* blot,
-                          const uint32_t* hmir, const int* rear, float* f) noexcept nogil:
-    """The inputs of group g for side q (see the comment above)."""
+                          const uint32_t* held, const uint32_t* hmir, const int* rear,
+                          const uint32_t* M, float* f) noexcept nogil:
+    """The inputs of group g for side q (see the comment above; M: the
+    _roll_masks of the other side's rolls at q's blots)."""
     cdef const uint8_t* row = b + 25 if q == 0 else b
-    cdef int s, r, d1, d2, e, mn, pips, n, cnt, loss, two
-    cdef uint32_t m, src, land, O, B
-    cdef uint32_t D[7]
-    cdef uint32_t Q[7]
+    cdef int s, r, d1, d2, e, mn, pips, n, cnt, loss, two, k
+    cdef uint32_t m, src, land
     if g == 0:
         mn = 36
         m = hmir[1 - q] & ~(<uint32_t>0x7F)               # Y's points outside X's home board
@@ -332,28 +343,14 @@ cdef void _group_features(int g, int q, const uint8_t* b, const uint32_t* occ,
     elif g == 3:
         loss = 0
         two = 0
-        n = (b if q == 0 else b + 25)[24]
-        if blot[q] and n == 0:                           # as _hit_mask, branch-free
-            O = occ[1 - q]
-            B = blot[q]
-            for d1 in range(1, 7):
-                D[d1] = B & (O >> d1)
-                Q[d1] = opn[q] >> d1
-                m = _double_steps(O, opn[q], B, d1, 4)
-                loss += _high_bit(m)
-                two += (m & (m - 1)) != 0
-            for d1 in range(2, 7):
-                for d2 in range(1, d1):
-                    m = D[d1] | D[d2] | (B & (O >> (d1 + d2)) & (Q[d1] | Q[d2]))
-                    loss += 2 * _high_bit(m)
-                    two += 2 * ((m & (m - 1)) != 0)
-        elif blot[q]:
-            for d1 in range(1, 7):
-                for d2 in range(1, d1 + 1):
-                    m = _hit_mask(occ[1 - q], opn[q], blot[q], n, d1, d2)
-                    e = 1 if d1 == d2 else 2
-                    loss += e * _high_bit(m)
-                    two += e * ((m & (m - 1)) != 0)
+        k = 0
+        for d1 in range(1, 7):
+            for d2 in range(1, d1 + 1):
+                m = M[k]
+                e = 1 if d1 == d2 else 2
+                loss += e * _high_bit(m)
+                two += e * ((m & (m - 1)) != 0)
+                k += 1
         f[0] = loss * (1.0 / (36.0 * 24.0))
         f[1] = two * (1.0 / 36.0)
     else:
@@ -379,6 +376,7 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
     cdef uint32_t blot[2]
     cdef uint32_t hmir[2]
     cdef int rear[2]
+    cdef uint32_t M[2][NROLLS]
     cdef const uint8_t* row
     cdef uint32_t m
     cdef int q, n, s, run, g, o
@@ -401,7 +399,12 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
     for q in range(2):
         row = b + 25 if q == 0 else b
         # the other side (1 - q) rolls at q's blots
-        f[0] = _shots(occ[1 - q], opn[q], blot[q], (b if q == 0 else b + 25)[24]) * (1.0 / 36.0)
+        if blot[q]:
+            _roll_masks(occ[1 - q], opn[q], blot[q], (b if q == 0 else b + 25)[24], M[q])
+            f[0] = _shots(M[q]) * (1.0 / 36.0)
+        else:
+            memset(M[q], 0, sizeof(M[q]))
+            f[0] = 0.0
         s = rear[q]
         f[1] = (36 - (_escapes(hmir[1 - q], s) if s > 0 else 36)) * (1.0 / 36.0)
         run = 0
@@ -424,7 +427,7 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
         for g in range(NET_GROUPS):
             if (groups >> g) & 1:
                 for q in range(2):
-                    _group_features(g, q, b, occ, held, opn, blot, hmir, rear, f)
+                    _group_features(g, q, b, occ, held, hmir, rear, M[q], f)
                     f += GROUP_SIZE[g]
     return <int>(f - f0)
 
