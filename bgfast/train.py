@@ -464,6 +464,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         for k, v in settings.items():
             if k in _RESUME_FREE or v is None:
                 continue
+            if k == "features":
+                v = ",".join(_netmod.group_names(v))
             if (tuple(v) if k == "classes" else v) != getattr(saved, k):
                 raise BgfastError(f"the checkpoint {ck} was made with {k}={getattr(saved, k)!r}, "
                                   f"not {v!r}; resume with its settings")

@@ -367,9 +367,11 @@ def test_supervised_training_with_groups(tmp_path):
     n = netmod.load(tmp_path / "s.npz")
     assert n.layout == "td4-196+f10+contain+hits"
     assert np.abs(n.arrays()["w1"][0, 206:]).max() > 0
-    # resumed from its checkpoint: the same net
+    # stopped and resumed from its checkpoint (the groups named in any order): the same net
     trainmod.fit(lab, tmp_path / "t.npz", init="shipped", features="contain,hits", epochs=2,
                  batch=32, val_fraction=0.25, progress=False, max_steps=3)
-    r2 = trainmod.fit(lab, tmp_path / "t.npz", resume=True, progress=False)
+    r2 = trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits,contain", progress=False)
     assert json.dumps(r2["nets"], sort_keys=True) == json.dumps(r["nets"], sort_keys=True)
     np.testing.assert_array_equal(netmod.load(tmp_path / "t.npz").arrays()["w1"], n.arrays()["w1"])
+    with pytest.raises(BgfastError, match="features"):
+        trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits", progress=False)
