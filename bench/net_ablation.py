@@ -69,7 +69,8 @@ def main():
                       f"vs first {r['diff']:+7.2f} +- {r['diff_se']:.2f}")
     if args.duel_games:
         for spec in args.nets[1:]:
-            r = duel.duel(spec, args.nets[0] if args.nets[0] != "shipped" else "net",
+            ref = str(netmod.default_weights_path()) if args.nets[0] == "shipped" else args.nets[0]
+            r = duel.duel(str(netmod.default_weights_path()) if spec == "shipped" else spec, ref,
                           games=args.duel_games, seed=args.seed, threads=args.threads)
             d = r.to_dict() if hasattr(r, "to_dict") else vars(r)
             out["duels"][spec] = {k: v for k, v in d.items() if isinstance(v, (int, float, str))}
