@@ -6,9 +6,12 @@ from bgfast._rollout cimport Rng
 cdef enum:
     NET_SIDE_INPUTS = 98         # 24 points x 4 units, bar, borne off
     NET_RAW_INPUTS = 196         # on-roll side first, then the opponent
-    NET_SIDE_FEATURES = 5        # hand-made contact features per side (see _net.pyx)
-    NET_FEATURES = 10            # on-roll side first, then the opponent
-    NET_INPUTS = 206             # raw inputs, then the features
+    NET_SIDE_FEATURES = 5        # base hand-made contact features per side (see _net.pyx)
+    NET_FEATURES = 10            # the base features: on-roll side first, then the opponent
+    NET_INPUTS = 206             # raw inputs, then the base features (a net without groups)
+    NET_GROUPS = 5               # optional feature groups (bit g of a net's group mask)
+    NET_MAX_FEATURES = 32        # the base features and every group's, 2 sides
+    NET_MAX_INPUTS = 228         # NET_RAW_INPUTS + NET_MAX_FEATURES
     NET_OUTPUTS = 5
     NET_MAX_HIDDEN = 256
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
@@ -21,8 +24,10 @@ cdef enum:
 # per occupied slot, and a play updates only the slots it changes.
 cdef struct NetC:
     int H
+    int groups                   # the optional feature groups (bit mask)
+    int nf                       # hand-made inputs: NET_FEATURES + those of the groups
     int tables                   # use the bear-off tables of bgfast._evaluate
-    float* w1[2]                 # [NET_INPUTS, H] (the feature rows last)
+    float* w1[2]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
     float* b1[2]                 # [H]
     float* w2[2]                 # [H, 5]
     float* w2t[2]                # [5, H]: w2 transposed (rebuilt with T)
@@ -61,8 +66,11 @@ cdef int netctx_init(NetCtx* c) noexcept nogil
 cdef void netctx_free(NetCtx* c) noexcept nogil
 # give c an evaluation cache of 2**log2 entries (0: none); returns 0, or -1 (no memory)
 cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil
-# the NET_FEATURES hand-made inputs of board b (player on roll in row 1)
-cdef void net_features(const uint8_t* b, float* f) noexcept nogil
+# the hand-made inputs of board b (player on roll in row 1): the NET_FEATURES
+# base ones, then those of each group in `groups`; returns their number
+cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil
+# the number of hand-made inputs of a net with these groups
+cdef int net_feature_count(int groups) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables

@@ -7,7 +7,9 @@ and ``bgfast.duel`` for the public API.
 Net: inputs TD-Gammon style, 98 per side (on-roll side first): for each of
 the 24 points 4 units (n >= 1, n >= 2, n >= 3, (n - 3) / 2 when n > 3), the
 bar (n / 2) and the borne-off checkers (n / 15); then 10 hand-made contact
-features, 5 per side (on-roll side first; see ``net_features``).  One sigmoid hidden layer,
+features, 5 per side (on-roll side first; see ``net_features``), and the
+inputs of the net's optional feature groups (a bit mask; 2-3 per side
+each).  One sigmoid hidden layer,
 5 sigmoid outputs (win, win gammon, win backgammon, lose gammon, lose
 backgammon) for the player on roll.  Two nets: contact and race.
 
@@ -99,25 +101,6 @@ cdef inline int _slot_row(int side, int slot, int n) noexcept nogil:
 # Bit masks below: bit r stands for the distance r (1..24) from home of the
 # side that moves (25 = its bar).
 
-cdef inline int _hit2_bar(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1, int d2) noexcept nogil:
-    """Whether the non-double (d1, d2) hits a blot when the mover has nb >= 1
-    checkers on the bar: O the mover's points, OPN the points open to it, B
-    the blots.  (Without a bar checker, see _shots.)"""
-    cdef int o, a, c, e
-    if nb >= 2:
-        return ((B >> (25 - d1)) | (B >> (25 - d2))) & 1
-    for o in range(2):
-        a = d1 if o == 0 else d2
-        c = d2 if o == 0 else d1
-        e = 25 - a
-        if (OPN >> e) & 1:
-            if (B >> e) & 1:
-                return 1
-            if B & ((O | (<uint32_t>1 << e)) >> c):
-                return 1
-    return 0
-
-
 cdef inline uint32_t _double_steps(uint32_t O, uint32_t OPN, uint32_t B, int d,
                                    int m) noexcept nogil:
     """The blots a double (d, d) hits with up to m steps of one checker from
@@ -131,58 +114,85 @@ cdef inline uint32_t _double_steps(uint32_t O, uint32_t OPN, uint32_t B, int d,
     return h
 
 
-cdef inline int _hitd(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d) noexcept nogil:
-    """Whether the double (d, d) hits a blot (see _hit2_bar; nb may be 0)."""
-    cdef int e
-    if nb:
-        e = 25 - d
-        if not (OPN >> e) & 1:
-            return 0
-        if (B >> e) & 1:
-            return 1
-        if nb >= 4:
-            return 0
-        return _double_steps(O | (<uint32_t>1 << e), OPN, B, d, 4 - nb) != 0
-    return _double_steps(O, OPN, B, d, 4) != 0
-
-
 cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
     int __builtin_clz(unsigned int) nogil
     int __builtin_ctz(unsigned int) nogil
 
 
-cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept nogil:
-    """The rolls (of 36) with which the mover hits at least one blot (O, OPN,
-    B, nb as in _hit2_bar)."""
-    cdef int cnt = 0, d1, d2
+cdef inline uint32_t _hit_mask(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1,
+                               int d2) noexcept nogil:
+    """The blots (a mask) that the roll (d1, d2) can hit, each by some play
+    of it: O the mover's points, OPN the points open to it, B the blots, nb
+    its checkers on the bar (which enter first; a blot on the entry point
+    is hit by entering).  A non-double hits with either die or with both,
+    one checker over an open intermediate point; a double with up to four
+    steps of one checker (all intermediate points open)."""
+    cdef uint32_t h = 0, e
+    cdef int o, a, c
+    if d1 == d2:
+        if nb == 0:
+            return _double_steps(O, OPN, B, d1, 4)
+        e = <uint32_t>1 << (25 - d1)
+        if not OPN & e:
+            return 0
+        if nb >= 4:
+            return B & e
+        return (B & e) | _double_steps(O | e, OPN, B, d1, 4 - nb)
+    if nb == 0:
+        return B & ((O >> d1) | (O >> d2) | ((O >> (d1 + d2)) & ((OPN >> d1) | (OPN >> d2))))
+    if nb >= 2:
+        return B & ((<uint32_t>1 << (25 - d1)) | (<uint32_t>1 << (25 - d2)))
+    for o in range(2):
+        a = d1 if o == 0 else d2
+        c = d2 if o == 0 else d1
+        e = <uint32_t>1 << (25 - a)
+        if OPN & e:
+            h |= B & (e | ((O | e) >> c))
+    return h
+
+
+cdef enum:
+    NROLLS = 21                  # the rolls (d1, d2), d2 <= d1, in _roll_masks' order
+
+
+cdef inline void _roll_masks(uint32_t O, uint32_t OPN, uint32_t B, int nb,
+                             uint32_t* M) noexcept nogil:
+    """M[k]: the blots (_hit_mask) that the k-th roll hits, the rolls in the
+    order (1, 1), (2, 1), (2, 2), (3, 1), ... (6, 6) (d2 <= d1), for the
+    mover of O, OPN, B, nb as in _hit_mask."""
+    cdef int d1, d2, k = 0
     cdef uint32_t D[7]
     cdef uint32_t Q[7]
-    cdef uint32_t S[12]
-    if B == 0:
-        return 0
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
-        # D[d], the blots one die d hits from a point of the mover (S[t]:
-        # t pips away, Q[d]: the points open d pips on); a double hits with
-        # one of its four steps (_hitd), a non-double with either die or
-        # with both, one checker over an open intermediate point
+        # D[d], the blots one die d hits from a point of the mover (Q[d]:
+        # the points open d pips on); a double hits with one of its four
+        # steps (_double_steps), a non-double with either die or with both,
+        # one checker over an open intermediate point
         for d1 in range(1, 7):
             D[d1] = B & (O >> d1)
             Q[d1] = OPN >> d1
-        for d1 in range(3, 12):
-            S[d1] = B & (O >> d1)
         for d1 in range(1, 7):
-            cnt += _hitd(O, OPN, B, 0, d1)
             for d2 in range(1, d1):
-                cnt += 2 * ((D[d1] | D[d2] | (S[d1 + d2] & (Q[d1] | Q[d2]))) != 0)
-        return cnt
+                M[k] = D[d1] | D[d2] | (B & (O >> (d1 + d2)) & (Q[d1] | Q[d2]))
+                k += 1
+            M[k] = _double_steps(O, OPN, B, d1, 4)
+            k += 1
+        return
     for d1 in range(1, 7):
-        if _hitd(O, OPN, B, nb, d1):
-            cnt += 1
-        for d2 in range(1, d1):
-            if _hit2_bar(O, OPN, B, nb, d1, d2):
-                cnt += 2
+        for d2 in range(1, d1 + 1):
+            M[k] = _hit_mask(O, OPN, B, nb, d1, d2)
+            k += 1
+
+
+cdef inline int _shots(const uint32_t* M) noexcept nogil:
+    """The rolls (of 36) that hit at least one blot, from _roll_masks."""
+    cdef int cnt = 0, d1, d2, k = 0
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            cnt += (1 if d1 == d2 else 2) * (M[k] != 0)
+            k += 1
     return cnt
 
 
@@ -223,7 +233,141 @@ cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
     return cnt
 
 
-cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
+# Optional feature groups, bit g of a net's group mask (bgfast.net.GROUPS
+# names them).  Their inputs follow the base ones, group after group in the
+# order of g, each group on-roll side first.  Per side X (the other side Y):
+#   g = 0, contain (2): the blockade Y sets against X: c = 36 minus the
+#      fewest escapes (ESC12, over Y's points outside X's home board) of a
+#      checker of X at any distance 15..24, / 36; then c squared.
+#   g = 1, contact (2): with Y's rearmost checker at distance r from X's
+#      home (r = 25 - its own distance; none: r = 25), the pips X's
+#      checkers at distances s > r (the bar: 25) must move to pass it,
+#      sum of s - r, / 100; the number of those checkers, / 15.
+#   g = 2, anchors (3): 1 when X holds a point in Y's home board (distances
+#      19..24), else 0; X's most advanced point held at distances 13..24,
+#      (25 - s) / 12, 0 when none; its rearmost one there, (s - 12) / 12.
+#   g = 3, hits (2): for each of Y's 36 rolls the blots of X it can hit
+#      (_hit_mask, _roll_masks): the mean over the 36 rolls of the most pips X loses
+#      by one hit (a blot at X's distance s loses 25 - s), / 24; the rolls
+#      that can hit two or more blots, / 36.
+#   g = 4, mobility (2): the (die, point) pairs, dice 1..6 and the points
+#      and bar of X, from which the die lands on a point Y does not hold
+#      (not bearing off; bar checkers are not made to enter first), / 60;
+#      the dice 1..6 that no checker of X can play this way, / 6.
+
+cdef int GROUP_SIZE[NET_GROUPS]
+GROUP_SIZE[:] = [2, 2, 3, 2, 2]
+
+# ESC12[P]: the escapes (rolls of 36) of a checker past the points P holds
+# among the 12 in front of it (bit i of P: the point 12 - i pips ahead), the
+# points further on taken as open: the checker must land beyond the furthest
+# of them on a point not held, a non-double by one die or by both (over an
+# open intermediate point), a double in up to four steps over open points.
+cdef uint8_t ESC12[4096]
+
+
+cdef inline int _held12(int P, int j) noexcept nogil:
+    return (P >> (12 - j)) & 1 if 1 <= j <= 12 else 0
+
+
+cdef void _build_esc12() noexcept nogil:
+    cdef int P, h, j, d1, d2, k, n
+    for P in range(4096):
+        if P == 0:
+            ESC12[P] = 36
+            continue
+        h = 12 - __builtin_ctz(P)                  # the furthest point held
+        n = 0
+        for d1 in range(1, 7):
+            for k in range(1, 5):
+                if _held12(P, k * d1):
+                    break
+                if k * d1 > h:
+                    n += 1
+                    break
+            for d2 in range(1, d1):
+                if ((d1 > h and not _held12(P, d1)) or (d2 > h and not _held12(P, d2))
+                        or (d1 + d2 > h and not _held12(P, d1 + d2)
+                            and not (_held12(P, d1) and _held12(P, d2)))):
+                    n += 2
+        ESC12[P] = n
+
+
+_build_esc12()
+
+
+cdef int net_feature_count(int groups) noexcept nogil:
+    cdef int g, n = NET_FEATURES
+    for g in range(NET_GROUPS):
+        if (groups >> g) & 1:
+            n += 2 * GROUP_SIZE[g]
+    return n
+
+
+cdef inline int _high_bit(uint32_t m) noexcept nogil:
+    """The highest set bit of m (0 when m == 0)."""
+    return 31 - __builtin_clz(m) if m else 0
+
+
+cdef void _group_features(int g, int q, const uint8_t* b, const uint32_t* occ,
+                          const uint32_t* held, const uint32_t* hmir, const int* rear,
+                          const uint32_t* M, float* f) noexcept nogil:
+    """The inputs of group g for side q (see the comment above; M: the
+    _roll_masks of the other side's rolls at q's blots)."""
+    cdef const uint8_t* row = b + 25 if q == 0 else b
+    cdef int s, r, d1, d2, e, mn, pips, n, cnt, loss, two, k
+    cdef uint32_t m, src, land
+    if g == 0:
+        mn = 36
+        m = hmir[1 - q] & ~(<uint32_t>0x7F)               # Y's points outside X's home board
+        for s in range(15, 25):
+            e = ESC12[(m >> (s - 12)) & 0xFFF]
+            mn = e if e < mn else mn
+        f[0] = (36 - mn) * (1.0 / 36.0)
+        f[1] = f[0] * f[0]
+    elif g == 1:
+        r = 25 - rear[1 - q]
+        pips = 0
+        n = 0
+        for s in range(r + 1, 26):
+            e = row[s - 1] if s < 25 else row[24]
+            pips += e * (s - r)
+            n += e
+        f[0] = pips * (1.0 / 100.0)
+        f[1] = n * (1.0 / 15.0)
+    elif g == 2:
+        m = held[q]
+        f[0] = 1.0 if m & 0x1F80000 else 0.0
+        m &= 0x1FFE000                                   # distances 13..24
+        f[1] = (25 - __builtin_ctz(m)) * (1.0 / 12.0) if m else 0.0
+        f[2] = (_high_bit(m) - 12) * (1.0 / 12.0) if m else 0.0
+    elif g == 3:
+        loss = 0
+        two = 0
+        k = 0
+        for d1 in range(1, 7):
+            for d2 in range(1, d1 + 1):
+                m = M[k]
+                e = 1 if d1 == d2 else 2
+                loss += e * _high_bit(m)
+                two += e * ((m & (m - 1)) != 0)
+                k += 1
+        f[0] = loss * (1.0 / (36.0 * 24.0))
+        f[1] = two * (1.0 / 36.0)
+    else:
+        src = occ[q] | ((<uint32_t>(row[24] != 0)) << 25)
+        land = ~hmir[1 - q] & 0x1FFFFFE                  # distances 1..24 Y does not hold
+        cnt = 0
+        n = 0
+        for d1 in range(1, 7):
+            e = __builtin_popcount(src & (land << d1))
+            cnt += e
+            n += e == 0
+        f[0] = cnt * (1.0 / 60.0)
+        f[1] = n * (1.0 / 6.0)
+
+
+cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
     # masks per side q (0 = on roll, row 1 of b): in its own distances the
     # points it occupies and holds; in the other side's distances its points
     # open to the other side, its blots and the points it holds
@@ -232,10 +376,13 @@ cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
     cdef uint32_t opn[2]
     cdef uint32_t blot[2]
     cdef uint32_t hmir[2]
+    cdef int rear[2]
+    cdef uint32_t M[2][NROLLS]
     cdef const uint8_t* row
     cdef uint32_t m
-    cdef int q, n, s, run
+    cdef int q, n, s, run, g, o
     cdef uint32_t z, one, two
+    cdef float* f0 = f
     for q in range(2):
         row = b + 25 if q == 0 else b
         bgv_point_masks(row, &z, &one, &two)       # bit i: point i
@@ -244,16 +391,22 @@ cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
         opn[q] = bgv_mirror24(z | one) << 1        # the other side's: bit 24 - i
         blot[q] = bgv_mirror24(one) << 1
         hmir[q] = bgv_mirror24(two) << 1
+        if row[24]:                                # the rearmost checker's distance
+            rear[q] = 25
+        elif occ[q]:
+            rear[q] = 31 - __builtin_clz(occ[q])
+        else:
+            rear[q] = 0
     for q in range(2):
         row = b + 25 if q == 0 else b
         # the other side (1 - q) rolls at q's blots
-        f[0] = _shots(occ[1 - q], opn[q], blot[q], (b if q == 0 else b + 25)[24]) * (1.0 / 36.0)
-        if row[24]:
-            s = 25
-        elif occ[q]:
-            s = 31 - __builtin_clz(occ[q])
+        if blot[q]:
+            _roll_masks(occ[1 - q], opn[q], blot[q], (b if q == 0 else b + 25)[24], M[q])
+            f[0] = _shots(M[q]) * (1.0 / 36.0)
         else:
-            s = 0
+            memset(M[q], 0, sizeof(M[q]))
+            f[0] = 0.0
+        s = rear[q]
         f[1] = (36 - (_escapes(hmir[1 - q], s) if s > 0 else 36)) * (1.0 / 36.0)
         run = 0
         m = held[q]
@@ -271,13 +424,20 @@ cdef void net_features(const uint8_t* b, float* f) noexcept nogil:
         else:
             f[4] = 0.0
         f += NET_SIDE_FEATURES
+    if groups:
+        for g in range(NET_GROUPS):
+            if (groups >> g) & 1:
+                for q in range(2):
+                    _group_features(g, q, b, occ, held, hmir, rear, M[q], f)
+                    f += GROUP_SIZE[g]
+    return <int>(f - f0)
 
 
 cdef inline void _add_features(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
     """h += the feature rows of w1 times the features of b."""
-    cdef float f[NET_FEATURES]
-    net_features(b, f)
-    bgv_axpys(h, net.w1[k] + NET_RAW_INPUTS * net.H, f, NET_FEATURES, net.H)
+    cdef float f[NET_MAX_FEATURES]
+    net_features(b, net.groups, f)
+    bgv_axpys(h, net.w1[k] + NET_RAW_INPUTS * net.H, f, net.nf, net.H)
 
 
 cdef void _full_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
@@ -752,20 +912,24 @@ cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1,
 
 cdef class Model:
     """Weights of the contact (0) and race (1) nets, float32:
-    w1[2, 206, H], b1[2, H], w2[2, H, 5], b2[2, 5].  The arrays are used in
+    w1[2, 196 + F, H], b1[2, H], w2[2, H, 5], b2[2, 5], F the hand-made
+    inputs of the feature groups ``groups`` (10 for none).  The arrays are used in
     place (training updates them); call :meth:`refresh` after changing them
     from Python."""
 
     cdef NetC net
     cdef readonly object w1, b1, w2, b2, T, W2T
 
-    def __init__(self, w1, b1, w2, b2):
+    def __init__(self, w1, b1, w2, b2, int groups=0):
         w1 = np.ascontiguousarray(w1, dtype=np.float32)
         b1 = np.ascontiguousarray(b1, dtype=np.float32)
         w2 = np.ascontiguousarray(w2, dtype=np.float32)
         b2 = np.ascontiguousarray(b2, dtype=np.float32)
-        if w1.ndim != 3 or w1.shape[0] != 2 or w1.shape[1] != NET_INPUTS:
-            raise ValueError(f"w1 must have shape (2, {NET_INPUTS}, H), not {w1.shape}")
+        if groups < 0 or groups >> NET_GROUPS:
+            raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
+        cdef int nin = NET_RAW_INPUTS + net_feature_count(groups)
+        if w1.ndim != 3 or w1.shape[0] != 2 or w1.shape[1] != nin:
+            raise ValueError(f"w1 must have shape (2, {nin}, H), not {w1.shape}")
         H = w1.shape[2]
         if not 1 <= H <= NET_MAX_HIDDEN:
             raise ValueError(f"hidden units must be 1..{NET_MAX_HIDDEN}, not {H}")
@@ -782,6 +946,8 @@ cdef class Model:
         cdef float[:, :, ::1] t2 = self.W2T
         cdef int k
         self.net.H = H
+        self.net.groups = groups
+        self.net.nf = nin - NET_RAW_INPUTS
         self.net.tables = 0
         for k in range(2):
             self.net.w1[k] = &a1[k, 0, 0]
@@ -795,6 +961,15 @@ cdef class Model:
     @property
     def hidden(self):
         return self.net.H
+
+    @property
+    def groups(self):
+        """The optional feature groups (bit mask; see net_features)."""
+        return self.net.groups
+
+    @property
+    def inputs(self):
+        return NET_RAW_INPUTS + self.net.nf
 
     def refresh(self):
         """Rebuild the per-slot tables from w1."""
@@ -958,37 +1133,45 @@ cdef void _del_ctx(NetCtx* c) noexcept nogil:
         free(c)
 
 
-def features(const uint8_t[:, :, ::1] boards):
-    """The hand-made features float32[N, 10] (see the comment at net_features)."""
+def feature_count(int groups=0):
+    """The number of hand-made inputs of a net with these feature groups."""
+    if groups < 0 or groups >> NET_GROUPS:
+        raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
+    return net_feature_count(groups)
+
+
+def features(const uint8_t[:, :, ::1] boards, int groups=0):
+    """The hand-made features float32[N, feature_count(groups)] (see the
+    comments at net_features)."""
     cdef Py_ssize_t n = boards.shape[0], i
-    out = np.zeros((n, NET_FEATURES), dtype=np.float32)
+    out = np.zeros((n, feature_count(groups)), dtype=np.float32)
     cdef float[:, ::1] x = out
     with nogil:
         for i in range(n):
-            net_features(&boards[i, 0, 0], &x[i, 0])
+            net_features(&boards[i, 0, 0], groups, &x[i, 0])
     return out
 
 
-def encode(const uint8_t[:, :, ::1] boards):
-    """Dense inputs float32[N, 206]: the 196 raw inputs, then the 10 features
-    (for tests and references)."""
+def encode(const uint8_t[:, :, ::1] boards, int groups=0):
+    """Dense inputs float32[N, 196 + feature_count(groups)]: the 196 raw
+    inputs, then the features (for tests, references and supervised training)."""
     cdef Py_ssize_t n = boards.shape[0], i
-    out = np.zeros((n, NET_INPUTS), dtype=np.float32)
+    out = np.zeros((n, NET_RAW_INPUTS + feature_count(groups)), dtype=np.float32)
     cdef float[:, ::1] x = out
     cdef int nact, a
-    cdef int ai[NET_INPUTS]
-    cdef float av[NET_INPUTS]
+    cdef int ai[NET_MAX_INPUTS]
+    cdef float av[NET_MAX_INPUTS]
     for i in range(n):
-        nact = _active(&boards[i, 0, 0], ai, av)
+        nact = _active(&boards[i, 0, 0], groups, ai, av)
         for a in range(nact):
             x[i, ai[a]] = av[a]
     return out
 
 
-cdef int _active(const uint8_t* b, int* ai, float* av) noexcept nogil:
+cdef int _active(const uint8_t* b, int groups, int* ai, float* av) noexcept nogil:
     """The non-zero inputs of b (indices and values); returns their count."""
-    cdef int side, i, n, tot, o, m = 0
-    cdef float f[NET_FEATURES]
+    cdef int side, i, n, tot, o, nf, m = 0
+    cdef float f[NET_MAX_FEATURES]
     cdef const uint8_t* row
     for side in range(2):
         row = b + 25 if side == 0 else b
@@ -1023,8 +1206,8 @@ cdef int _active(const uint8_t* b, int* ai, float* av) noexcept nogil:
             ai[m] = o + 97
             av[m] = (15 - tot) / 15.0
             m += 1
-    net_features(b, f)
-    for i in range(NET_FEATURES):
+    nf = net_features(b, groups, f)
+    for i in range(nf):
         if f[i] != 0.0:
             ai[m] = NET_RAW_INPUTS + i
             av[m] = f[i]
@@ -1083,8 +1266,8 @@ cdef void _selfplay(NetCtx* c, const NetC* net, uint64_t seed, int64_t game, Gam
 cdef void _learn(NetC* net, const uint8_t* b, const double* target, double alpha) noexcept nogil:
     """One gradient step of the cross-entropy between the outputs and target."""
     cdef int H = net.H, k, j, o, a, nact
-    cdef int ai[NET_INPUTS]
-    cdef float av[NET_INPUTS]
+    cdef int ai[NET_MAX_INPUTS]
+    cdef float av[NET_MAX_INPUTS]
     cdef float z[NET_MAX_HIDDEN]
     cdef float dh[NET_MAX_HIDDEN]
     cdef float s[5]
@@ -1096,7 +1279,7 @@ cdef void _learn(NetC* net, const uint8_t* b, const double* target, double alpha
     k = 0 if board_contact(b) else 1
     w1 = net.w1[k]
     w2 = net.w2[k]
-    nact = _active(b, ai, av)
+    nact = _active(b, net.groups, ai, av)
     memcpy(z, net.b1[k], H * sizeof(float))
     for a in range(nact):
         _axpy(z, w1 + ai[a] * H, av[a], H)

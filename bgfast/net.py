@@ -7,7 +7,12 @@ n >= 3, (n - 3) / 2 above 3), the bar (n / 2) and the borne-off checkers
 first): shots (the rolls of the other side that hit a blot), the rolls that
 leave the rearmost checker trapped, the longest prime, the rearmost checker's distance, and
 the chance of dancing from the bar (exact definitions in ``bgfast._net``,
-values from :func:`features`) -- layout name :data:`LAYOUT`.  One sigmoid hidden layer and 5
+values from :func:`features`) -- layout name :data:`LAYOUT`.  A net may
+add optional feature groups (:data:`GROUPS`: containment, break-contact
+pips, anchors, pip loss of hits, mobility), 2 or 3 inputs per side each,
+after the base features; its layout name is :data:`LAYOUT` followed by
+``+NAME`` per group (:func:`layout_of`), and :func:`widen` adds groups to
+a net with zero weights.  One sigmoid hidden layer and 5
 sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
 backgammon, lose gammon, lose backgammon)`` for the player on roll.  There
 are two nets of the same shape, one for contact and one for race positions;
@@ -16,8 +21,8 @@ bear-off positions use the exact bear-off databases.
 Weights file (numpy ``.npz``)::
 
     format_version  int      FORMAT_VERSION
-    layout          str      LAYOUT
-    w1 float32[2, 206, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
+    layout          str      layout_of(groups): LAYOUT, then "+NAME" per feature group
+    w1 float32[2, 196 + F, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
     checksum        str      sha256 of the four arrays (see :func:`checksum`)
     meta            str      JSON: how the weights were made (training state)
 
@@ -40,14 +45,15 @@ import numpy as np
 
 from . import _net
 from ._files import atomic_open
-from .errors import DatabaseError
+from .errors import BgfastError, DatabaseError
 from ._evaluator import Evaluator, boards_and_dice, ensure_tables
 from .movegen import _kernel_failure
 from .position import as_boards
 
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
-           "random_net", "features", "FEATURE_NAMES"]
+           "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
+           "layout_of", "input_names", "widen"]
 
 FORMAT_VERSION = 1
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
@@ -55,7 +61,73 @@ INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
 PREVIOUS_INPUTS = 196
 FEATURE_NAMES = ("shots", "trapped", "prime", "rearmost", "dance")
+#: The optional feature groups, in the order of their inputs (bit ``i`` of a
+#: net's group mask is the ``i``-th), with the names of their inputs per side
+#: (definitions at ``net_features`` in ``bgfast._net``).
+GROUPS = {
+    "contain": ("contain", "contain2"),
+    "contact": ("contact_pips", "contact_checkers"),
+    "anchors": ("home_anchor", "forward_anchor", "rear_anchor"),
+    "hits": ("pip_loss", "double_shots"),
+    "mobility": ("mobility", "blocked_dice"),
+}
 _ARRAYS = ("w1", "b1", "w2", "b2")
+
+
+def group_mask(groups) -> int:
+    """The bit mask of feature groups: an int mask, or names (an iterable or
+    a comma-separated string; ``""``, ``None``: no group).  Raises
+    :class:`bgfast.errors.BgfastError` for an unknown name or a bad mask."""
+    if groups is None:
+        return 0
+    if isinstance(groups, (int, np.integer)) and not isinstance(groups, bool):
+        if not 0 <= int(groups) < 1 << len(GROUPS):
+            raise BgfastError(f"feature groups must be a mask of {len(GROUPS)} bits, not {groups}")
+        return int(groups)
+    if isinstance(groups, str):
+        groups = groups.split(",")
+    names = list(GROUPS)
+    mask = 0
+    for g in groups:
+        g = str(g).strip()
+        if not g:
+            continue
+        if g not in GROUPS:
+            raise BgfastError(f"unknown feature group {g!r}; the groups are {', '.join(names)}")
+        mask |= 1 << names.index(g)
+    return mask
+
+
+def group_names(groups) -> tuple:
+    """The names of the groups of a mask (or names), in input order."""
+    mask = group_mask(groups)
+    return tuple(g for i, g in enumerate(GROUPS) if mask >> i & 1)
+
+
+def layout_of(groups=0) -> str:
+    """The layout name of a net with these feature groups: :data:`LAYOUT`,
+    then ``+NAME`` per group."""
+    return LAYOUT + "".join("+" + g for g in group_names(groups))
+
+
+def _parse_layout(layout: str):
+    """The group mask of a layout name, None when it is not one of ours."""
+    if layout != LAYOUT and not layout.startswith(LAYOUT + "+"):
+        return None
+    try:
+        mask = group_mask(layout[len(LAYOUT):].split("+")[1:])
+    except BgfastError:
+        return None
+    return mask if layout_of(mask) == layout else None
+
+
+def input_names(groups=0) -> tuple:
+    """The names of the hand-made inputs of a net with these groups, in
+    order (``"NAME/0"`` for the player on roll, ``"NAME/1"`` the opponent)."""
+    out = [f"{n}/{side}" for side in (0, 1) for n in FEATURE_NAMES]
+    for g in group_names(groups):
+        out += [f"{n}/{side}" for side in (0, 1) for n in GROUPS[g]]
+    return tuple(out)
 
 
 class NetFileError(DatabaseError):
@@ -84,12 +156,21 @@ class Net:
     def hidden(self) -> int:
         return self.model.hidden
 
+    @property
+    def groups(self) -> int:
+        """The bit mask of its feature groups (:data:`GROUPS`)."""
+        return self.model.groups
+
+    @property
+    def layout(self) -> str:
+        return layout_of(self.groups)
+
     def arrays(self) -> dict:
         return {k: np.array(getattr(self.model, k)) for k in _ARRAYS}
 
     def copy(self) -> "Net":
         a = self.arrays()
-        return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"]), self.meta)
+        return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], self.groups), self.meta)
 
     def evaluate_batch(self, boards, *, tables: bool = True, nthreads: int = 1) -> np.ndarray:
         """0-ply probabilities float64[N, 5] for the player on roll."""
@@ -120,27 +201,56 @@ class Net:
         return counts, results
 
 
-def features(boards) -> np.ndarray:
-    """The hand-made features float32[N, 10] of boards (player on roll
-    first, then the opponent; per side :data:`FEATURE_NAMES`)."""
-    return _net.features(as_boards(boards))
+def features(boards, groups=0) -> np.ndarray:
+    """The hand-made features float32[N, F] of boards: the 10 base ones
+    (player on roll first, then the opponent; per side
+    :data:`FEATURE_NAMES`), then those of each group of ``groups``
+    (:func:`input_names` names them all)."""
+    return _net.features(as_boards(boards), group_mask(groups))
 
 
-def random_net(hidden: int = 64, seed: int = 0, scale: float = 0.1) -> Net:
+def random_net(hidden: int = 64, seed: int = 0, scale: float = 0.1, groups=0) -> Net:
     """Small random weights (the start of training), seeded."""
+    mask = group_mask(groups)
     rng = np.random.default_rng(seed)
     w1 = rng.uniform(-scale, scale, (2, INPUTS, hidden)).astype(np.float32)
     b1 = np.zeros((2, hidden), np.float32)
     w2 = rng.uniform(-scale, scale, (2, hidden, 5)).astype(np.float32)
     b2 = np.zeros((2, 5), np.float32)
-    return Net(_net.Model(w1, b1, w2, b2), {"init_seed": seed, "hidden": hidden})
+    if mask:        # the draws above stay those of a net without groups
+        extra = rng.uniform(-scale, scale, (2, _net.feature_count(mask) - (INPUTS - PREVIOUS_INPUTS),
+                                            hidden)).astype(np.float32)
+        w1 = np.concatenate([w1, extra], axis=1)
+    return Net(_net.Model(w1, b1, w2, b2, mask), {"init_seed": seed, "hidden": hidden})
+
+
+def widen(net: Net, groups) -> Net:
+    """A copy of ``net`` with the feature groups ``groups`` added to its
+    own: the new inputs get zero weights, so it evaluates exactly as
+    ``net`` does."""
+    old, new = net.groups, net.groups | group_mask(groups)
+    a = net.arrays()
+    w1 = a["w1"]
+    blocks = [w1[:, :INPUTS]]
+    at = INPUTS
+    for i, g in enumerate(GROUPS):
+        n = 2 * len(GROUPS[g])
+        if old >> i & 1:
+            blocks.append(w1[:, at:at + n])
+            at += n
+        elif new >> i & 1:
+            blocks.append(np.zeros((2, n, w1.shape[2]), np.float32))
+    meta = dict(net.meta)
+    if new != old:
+        meta["widened_from"] = {"layout": net.layout, "checksum": checksum(**a)}
+    return Net(_net.Model(np.concatenate(blocks, axis=1), a["b1"], a["w2"], a["b2"], new), meta)
 
 
 def save(net: Net, path) -> None:
     """Write ``net`` to ``path`` (.npz), atomically (a temporary file then rename)."""
     a = net.arrays()
     with atomic_open(path, "wb") as f:
-        np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(LAYOUT),
+        np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(net.layout),
                             checksum=np.str_(checksum(**a)),
                             meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a)
 
@@ -175,8 +285,11 @@ def load(path, *, previous: bool = False) -> Net:
         raise NetFileError(f"{name} has net format version {version}; this bgfast reads version "
                            f"{FORMAT_VERSION}")
     old = previous and layout == PREVIOUS_LAYOUT
-    if layout != LAYOUT and not old:
-        raise NetFileError(f"{name} has input layout {layout!r}; this bgfast uses {LAYOUT!r}")
+    groups = 0 if old else _parse_layout(layout)
+    if groups is None:
+        raise NetFileError(f"{name} has input layout {layout!r}; this bgfast reads {LAYOUT!r}, "
+                           f"optionally followed by feature groups "
+                           f"({', '.join('+' + g for g in GROUPS)}, in this order)")
     if any(a[k].dtype != np.float32 for k in _ARRAYS):
         raise NetFileError(f"{name}: the weights must be float32")
     if checksum(**a) != stored:
@@ -191,8 +304,12 @@ def load(path, *, previous: bool = False) -> Net:
         # replaces "train"; its copy in "extended_from" stays)
         meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
                                           "meta": json.loads(json.dumps(meta))}}
+    nin = PREVIOUS_INPUTS + _net.feature_count(groups)
+    if a["w1"].ndim != 3 or a["w1"].shape[:2] != (2, nin):
+        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, {nin}, H) as its layout "
+                           f"{layout!r} has")
     try:
-        model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"])
+        model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)
     except ValueError as exc:
         raise NetFileError(f"{name}: {exc}") from None
     return Net(model, meta)

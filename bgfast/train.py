@@ -42,7 +42,7 @@ STEP = 1024        # games between progress updates (rounded to whole rounds)
 def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.1,
           lam: float = 0.5, round_games: int = 16, threads: int | None = None,
           checkpoint_every: int = 50_000, resume: bool = False, init=None,
-          progress: bool = True) -> dict:
+          features=None, progress: bool = True) -> dict:
     """Train until ``games`` self-play games in total and write the weights to ``out``.
 
     ``resume``: continue the run whose checkpoint is ``out`` (seed, lambda,
@@ -51,7 +51,11 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     ``init``: start from these weights (a path or :class:`bgfast.net.Net`)
     instead of random ones; a file of the previous input layout (no
     features, :data:`bgfast.net.PREVIOUS_LAYOUT`) is extended with zero
-    feature weights, so training starts from exactly its strength.  Checkpoints are written to ``out`` every
+    feature weights, so training starts from exactly its strength.
+    ``features``: feature groups (names or a mask, :data:`bgfast.net.GROUPS`)
+    the net gets in a new run: ``init`` is widened with zero weights on them
+    (:func:`bgfast.net.widen`), a random net has them from the start; a
+    resumed run keeps the groups of its checkpoint.  Checkpoints are written to ``out`` every
     ``checkpoint_every`` games and at the end.  Returns the training state
     (also stored as ``meta["train"]`` in the file).  ``progress``: a bar on
     a terminal's stderr (:class:`bgfast._progress.Progress`).  ``out`` is
@@ -62,6 +66,7 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     if round_games < 1:
         raise ValueError("round_games must be >= 1")
     threads = threads or os.cpu_count() or 1
+    groups = _netmod.group_mask(features)
     check_writable(out, "weights file")
     if resume and os.path.exists(out):
         net = _netmod.load(out)
@@ -76,8 +81,9 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     else:
         if init is not None:
             net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init, previous=True)
+            net = _netmod.widen(net, groups) if groups & ~net.groups else net
         else:
-            net = _netmod.random_net(hidden, seed)
+            net = _netmod.random_net(hidden, seed, groups=groups)
         done, history, seconds, plies = 0, [], 0.0, 0
     step = max(1, STEP // round_games) * round_games
     ck = max(1, checkpoint_every // step) * step
@@ -181,7 +187,10 @@ class FitSettings:
     the training rows).  ``val_fraction`` of the positions (chosen by
     :func:`validation_mask`, seeded) is held out; training stops after
     ``patience`` epochs without a lower validation loss (the weights of the
-    best epoch are kept) or after ``epochs`` epochs."""
+    best epoch are kept) or after ``epochs`` epochs.  ``features``: feature
+    groups (comma-separated names of :data:`bgfast.net.GROUPS`) added to
+    ``init``'s net with zero weights (:func:`bgfast.net.widen`) before
+    training."""
 
     epochs: int = 30
     batch: int = 256
@@ -196,6 +205,7 @@ class FitSettings:
     init: str = "shipped"
     hidden: int = 128
     classes: tuple = ("contact", "crashed", "race")
+    features: str = ""
 
     def check(self) -> "FitSettings":
         from .errors import BgfastError
@@ -217,7 +227,9 @@ class FitSettings:
         if bad or not self.classes:
             raise BgfastError(f"unknown class {bad[0] if bad else ''!r}; choose from "
                               f"{', '.join(NET_OF_CLASS)}")
-        return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes))
+        features = ",".join(_netmod.group_names(self.features))
+        return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes),
+                       features=features)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -295,7 +307,7 @@ def _with_params(net, k: int, p: dict):
     a = net.arrays()
     for n in _P:
         a[n][k] = p[n].astype(np.float32)
-    return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"]), net.meta)
+    return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta)
 
 
 def _batched_loss(p: dict, X, Y, step: int = 8192) -> float:
@@ -312,7 +324,7 @@ def _batched_loss(p: dict, X, Y, step: int = 8192) -> float:
 class _Data:
     """The labels of a supervised run: inputs, targets, weights and masks."""
 
-    def __init__(self, lab, st: FitSettings):
+    def __init__(self, lab, st: FitSettings, groups: int = 0):
         from . import _net
         from .position import PositionClass, classify_boards
         from .traindata import CLASSES
@@ -324,7 +336,7 @@ class _Data:
         self.val = validation_mask(lab.keys, st.val_fraction, st.seed)
         self.boards = boards
         self.equity = np.asarray(lab.mean[:, 5], dtype=np.float64)
-        self.X = _net.encode(np.ascontiguousarray(boards, dtype=np.uint8))
+        self.X = _net.encode(np.ascontiguousarray(boards, dtype=np.uint8), groups)
         self.Y = np.clip(np.asarray(lab.mean[:, :5], dtype=np.float64), 0.0, 1.0)
         se = np.asarray(lab.stderr[:, :5], dtype=np.float64)
         self.W = 1.0 / (se ** 2 + st.eps) if st.weighting == "stderr" else None
@@ -363,7 +375,7 @@ def label_metrics(net, lab, *, val_fraction: float = 0.1, seed: int = 0) -> dict
     ``equity_mae`` (mean absolute difference between the evaluator's 0-ply
     cubeless equity and the label's equity), both on the positions the net
     values (bear-offs, valued by the tables, left out)."""
-    return _metrics(net, _Data(lab, FitSettings(val_fraction=val_fraction, seed=seed)))
+    return _metrics(net, _Data(lab, FitSettings(val_fraction=val_fraction, seed=seed), net.groups))
 
 
 def _metrics(net, d: "_Data") -> dict:
@@ -384,10 +396,12 @@ def _metrics(net, d: "_Data") -> dict:
 
 def _init_net(st: FitSettings):
     if st.init == "shipped":
-        return _netmod.default_net().copy()
-    if st.init == "random":
-        return _netmod.random_net(st.hidden, st.seed)
-    return _netmod.load(st.init)
+        net = _netmod.default_net().copy()
+    elif st.init == "random":
+        return _netmod.random_net(st.hidden, st.seed, groups=st.features)
+    else:
+        net = _netmod.load(st.init)
+    return _netmod.widen(net, st.features)
 
 
 def _save_checkpoint(path: Path, state: dict, arrays: dict) -> None:
@@ -450,6 +464,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         for k, v in settings.items():
             if k in _RESUME_FREE or v is None:
                 continue
+            if k == "features":
+                v = ",".join(_netmod.group_names(v))
             if (tuple(v) if k == "classes" else v) != getattr(saved, k):
                 raise BgfastError(f"the checkpoint {ck} was made with {k}={getattr(saved, k)!r}, "
                                   f"not {v!r}; resume with its settings")
@@ -458,11 +474,12 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     else:
         st = FitSettings(**{k: v for k, v in settings.items() if v is not None}).check()
     net0 = _init_net(st) if state is None else None      # a bad --init: before the data
+    groups = net0.groups if state is None else int(state.get("groups", 0))
     lab = labels if isinstance(labels, LabelSet) else load_labels(labels)
     t0 = time.monotonic()
-    data = _Data(lab, st)
+    data = _Data(lab, st, groups)
     # the metrics' positions: the validation split, or every label without one
-    mdata = data if st.val_fraction else _Data(lab, replace(st, val_fraction=1.0))
+    mdata = data if st.val_fraction else _Data(lab, replace(st, val_fraction=1.0), groups)
     if state is not None and state["data"] != data.digest:
         raise DatabaseError(f"the labels are not those of the checkpoint {ck} (their digest "
                             "differs); start a new run without resume")
@@ -475,12 +492,12 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         net = net0.copy()
         before = _metrics(net0, mdata)
         state = {"version": _CKPT_VERSION, "settings": st.to_dict(), "data": data.digest,
-                 "stage": 0, "before": before, "nets": {}, "seconds": 0.0, "steps": 0}
+                 "groups": groups, "stage": 0, "before": before, "nets": {}, "seconds": 0.0, "steps": 0}
         cur = None
     else:
         from . import _net
 
-        net = _netmod.Net(_net.Model(*(arrays["net_" + n] for n in _P)), state["net_meta"])
+        net = _netmod.Net(_net.Model(*(arrays["net_" + n] for n in _P), groups), state["net_meta"])
         cur = arrays
     steps_here = 0
     seconds0 = float(state["seconds"])

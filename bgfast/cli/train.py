@@ -46,16 +46,19 @@ def train():
 @click.option("--init", "init", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Start from these weights instead of random ones (a net of the previous "
                    "input layout, without features, gets zero feature weights).")
+@click.option("--features", "features", default=None, metavar="GROUP[,GROUP]",
+              help="Feature groups to add in a new run (contain, contact, anchors, hits, "
+                   "mobility): --init's net gets zero weights on them.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option("Print the training state as JSON.")
 def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
-             init, quiet, as_json):
+             init, features, quiet, as_json):
     """Train the net by TD(lambda) self-play and write the weights to OUT (.npz)."""
     from ..train import train as run
 
     st = run(out, games, hidden=hidden, seed=seed, alpha=alpha, lam=lam,
              round_games=round_games, threads=threads, checkpoint_every=checkpoint_every,
-             resume=resume, init=init, progress=not quiet)
+             resume=resume, init=init, features=features, progress=not quiet)
     if as_json:
         emit_json({"out": out, **st})
     else:
@@ -100,6 +103,9 @@ def _fit_default(name):
 @click.option("--class", "classes", type=click.Choice(["contact", "crashed", "race"]),
               multiple=True, help="Train on these classes' labels only (repeatable; default all). "
                                   "contact and crashed share the contact net.")
+@click.option("--features", default=None, metavar="GROUP[,GROUP]",
+              help="Feature groups to add to the initial net with zero weights (contain, "
+                   "contact, anchors, hits, mobility).")
 @click.option("--checkpoint-steps", type=click.IntRange(min=1), default=None,
               help="Also checkpoint every this many steps (always after each epoch).")
 @click.option("--resume", is_flag=True,
@@ -108,14 +114,14 @@ def _fit_default(name):
 @json_option("Print the report as JSON.")
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
-                            weighting, val_fraction, seed, hidden, classes, checkpoint_steps, resume, quiet,
-                            as_json):
+                            weighting, val_fraction, seed, hidden, classes, features, checkpoint_steps,
+                            resume, quiet, as_json):
     """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``)."""
     from ..train import fit
 
     given = {"init": init, "epochs": epochs, "patience": patience, "batch": batch, "lr": lr,
              "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
-             "hidden": hidden, "classes": tuple(classes) or None}
+             "hidden": hidden, "classes": tuple(classes) or None, "features": features}
     # a resumed run takes the checkpoint's settings: pass only what was typed
     settings = {k: v for k, v in given.items()
                 if v is not None and (not resume or k == "classes"

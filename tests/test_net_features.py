@@ -1,0 +1,377 @@
+"""The net's optional feature groups: each input against a plain reading of
+its definition, the layout of the inputs, nets widened with zero weights,
+the weights files of nets with groups, and training with them."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from bgfast import _net, net as netmod, train as trainmod
+from bgfast.errors import BgfastError
+from bgfast.evaluate import equity
+from bgfast.movegen import legal_plays_batch
+
+from corpus import random_boards
+from test_net import _pos_board, _random_boards
+
+ALL = (1 << len(netmod.GROUPS)) - 1
+
+
+@pytest.fixture(scope="module")
+def boards():
+    """Boards from random play and random boards with many checkers on the bar."""
+    return np.ascontiguousarray(np.concatenate([_random_boards(500, 7),
+                                                random_boards(700, 11, bar_prob=0.8)]))
+
+
+# --- plain readings of the definitions (bgfast._net, at net_features) -----
+# Distances are those of the side X the inputs describe: its point i (index
+# i of its row) is i + 1, the other side Y's point j is 24 - j, the bar 25.
+
+def _held_by(row):
+    """The points a row holds, in the other side's distances."""
+    return {24 - j for j in range(24) if row[j] >= 2}
+
+
+def _rearmost(row):
+    return 25 if row[24] else max((i + 1 for i in range(24) if row[i]), default=0)
+
+
+def _ref_contain(me, other):
+    held = {t for t in _held_by(other) if t >= 7}
+    fewest = 36
+    for s in range(15, 25):
+        front = {t for t in held if s - 12 <= t <= s - 1}
+        if not front:
+            continue
+        f = min(front)
+
+        def esc(path):                       # the landing points of one checker in turn
+            for x in path:
+                if x in front:
+                    return False
+                if x < f:
+                    return True
+            return False
+
+        n = 0
+        for d1 in range(1, 7):
+            n += esc([s - k * d1 for k in range(1, 5)])
+            for d2 in range(1, d1):
+                n += 2 * (esc([s - d1]) or esc([s - d2]) or esc([s - d1, s - d1 - d2])
+                          or esc([s - d2, s - d1 - d2]))
+        fewest = min(fewest, n)
+    c = (36 - fewest) / 36
+    return [c, c * c]
+
+
+def _ref_contact(me, other):
+    r = 25 - _rearmost(other)
+    pips = (sum(int(me[s - 1]) * (s - r) for s in range(r + 1, 25))
+            + (int(me[24]) * (25 - r) if r < 25 else 0))
+    n = sum(int(me[s - 1]) for s in range(r + 1, 25)) + (int(me[24]) if r < 25 else 0)
+    return [pips / 100, n / 15]
+
+
+def _ref_anchors(me, other):
+    held = [i + 1 for i in range(24) if me[i] >= 2]
+    back = [s for s in held if 13 <= s <= 24]
+    return [float(any(19 <= s <= 24 for s in held)),
+            (25 - min(back)) / 12 if back else 0.0,
+            (max(back) - 12) / 12 if back else 0.0]
+
+
+def _ref_hit_sets(hitter, target):
+    """{(d1, d2): the blots of ``target`` that ``hitter`` (the side that
+    rolls) can hit}, in the hitter's distances (so a blot at r loses r
+    pips), by the rule of bgfast._net._hit_mask."""
+    own = {i + 1 for i in range(24) if hitter[i]}
+    blots = {24 - j for j in range(24) if target[j] == 1}
+    blocked = {24 - j for j in range(24) if target[j] >= 2}
+    nb = int(hitter[24])
+
+    def opened(r):
+        return 1 <= r <= 24 and r not in blocked
+
+    def walk(froms, d, steps):
+        hit = set()
+        for r in froms:
+            for k in range(1, steps + 1):
+                if r - k * d in blots:
+                    hit.add(r - k * d)
+                if not opened(r - k * d):
+                    break
+        return hit
+
+    out = {}
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            if d1 == d2:
+                e = 25 - d1
+                if nb == 0:
+                    hit = walk(own, d1, 4)
+                elif not opened(e):
+                    hit = set()
+                elif nb >= 4:
+                    hit = {e} & blots
+                else:
+                    hit = ({e} & blots) | walk(own | {e}, d1, 4 - nb)
+            elif nb >= 2:
+                hit = {25 - d1, 25 - d2} & blots
+            elif nb == 1:
+                hit = set()
+                for a, c in ((d1, d2), (d2, d1)):
+                    e = 25 - a
+                    if opened(e):
+                        hit |= ({e} & blots) | {r - c for r in own | {e}} & blots
+            else:
+                hit = set()
+                for r in own:
+                    hit |= {r - d1, r - d2} & blots
+                    if opened(r - d1) or opened(r - d2):
+                        hit |= {r - d1 - d2} & blots
+            out[d1, d2] = hit
+    return out
+
+
+def _ref_hits(me, other):
+    loss = two = 0
+    for (d1, d2), hit in _ref_hit_sets(other, me).items():
+        w = 1 if d1 == d2 else 2
+        loss += w * max(hit, default=0)
+        two += w * (len(hit) >= 2)
+    return [loss / (36 * 24), two / 36]
+
+
+def _ref_mobility(me, other):
+    sources = {i + 1 for i in range(24) if me[i]} | ({25} if me[24] else set())
+    held = _held_by(other)
+    pairs = blocked = 0
+    for d in range(1, 7):
+        n = sum(1 for s in sources if 1 <= s - d <= 24 and s - d not in held)
+        pairs += n
+        blocked += n == 0
+    return [pairs / 60, blocked / 6]
+
+
+REFS = {"contain": _ref_contain, "contact": _ref_contact, "anchors": _ref_anchors,
+        "hits": _ref_hits, "mobility": _ref_mobility}
+
+
+def test_every_group_has_a_reference():
+    assert set(REFS) == set(netmod.GROUPS)
+
+
+@pytest.mark.parametrize("group", list(netmod.GROUPS))
+def test_group_inputs_match_their_definition(boards, group):
+    """The kernel's bit-mask computation of each group equals a plain
+    reading of the definition, side by side, on every board."""
+    f = netmod.features(boards, group)
+    assert f.shape == (len(boards), 10 + 2 * len(netmod.GROUPS[group]))
+    for b, row in zip(boards, f):
+        ref = REFS[group](b[1], b[0]) + REFS[group](b[0], b[1])
+        np.testing.assert_allclose(row[10:], ref, rtol=1e-6, atol=1e-6)
+    assert (f[:, 10:].std(axis=0) > 0).all()          # every input varies on these boards
+
+
+def test_hit_sets_agree_with_the_shot_count(boards):
+    """The rolls whose hit set is not empty are the base input `shots`."""
+    f = netmod.features(boards)
+    for b, row in zip(boards[:400], f):
+        for side, (me, other) in enumerate(((b[1], b[0]), (b[0], b[1]))):
+            sets = _ref_hit_sets(other, me)
+            n = sum((1 if d1 == d2 else 2) for (d1, d2), h in sets.items() if h)
+            assert round(row[5 * side] * 36) == n
+
+
+def test_a_prime_contains_and_an_anchor_is_seen():
+    # the opponent holds its points 7..12 (a full prime: the roller's 13..18)
+    # in front of the roller's anchor on its 20-point
+    b = _pos_board({20: 2, 6: 5, 5: 4, 4: 4}, {7: 2, 8: 2, 9: 2, 10: 2, 11: 2, 12: 2, 6: 3})
+    f = netmod.features(b[None], "contain,anchors")[0]
+    assert f[10] == 1.0 and f[11] == 1.0              # no checker behind a 6-prime escapes
+    assert f[14:17].tolist() == pytest.approx([1.0, 5 / 12, 8 / 12])  # home anchor, 20-point
+
+
+def test_layout_of_the_inputs(boards):
+    """The inputs are the base ones, then each group's (on-roll side first)
+    in the order of GROUPS, whatever groups are chosen."""
+    full = netmod.features(boards, ALL)
+    assert full.shape[1] == len(netmod.input_names(ALL)) == _net.feature_count(ALL)
+    np.testing.assert_array_equal(full[:, :10], netmod.features(boards))
+    at = 10
+    for g, names in netmod.GROUPS.items():
+        one = netmod.features(boards, g)
+        np.testing.assert_array_equal(one[:, 10:], full[:, at:at + 2 * len(names)])
+        at += 2 * len(names)
+    mixed = netmod.features(boards, "mobility,contain")       # order of GROUPS, not of the names
+    np.testing.assert_array_equal(mixed, netmod.features(boards, ["contain", "mobility"]))
+    assert netmod.input_names("hits")[10:] == ("pip_loss/0", "double_shots/0", "pip_loss/1",
+                                               "double_shots/1")
+    x = _net.encode(boards, ALL)
+    np.testing.assert_array_equal(x[:, :196], _net.encode(boards)[:, :196])
+    np.testing.assert_array_equal(x[:, 196:], full)
+
+
+def test_bad_group_names_are_refused():
+    with pytest.raises(BgfastError, match="unknown feature group"):
+        netmod.group_mask("contain,nope")
+    with pytest.raises(BgfastError, match="mask"):
+        netmod.group_mask(1 << len(netmod.GROUPS))
+    with pytest.raises(ValueError):
+        _net.features(np.zeros((1, 2, 25), np.uint8), 1 << len(netmod.GROUPS))
+
+
+def test_the_shipped_net_computes_what_it_always_did():
+    """The outputs of the shipped net on seeded boards, bit for bit (sha256
+    of the float64 outputs, as the kernel without feature groups gave them)."""
+    b = _random_boards(2000, 123)
+    p = netmod.load(netmod.default_weights_path()).evaluate_batch(b, tables=False)
+    assert netmod.default_net().layout == netmod.LAYOUT
+    assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == \
+        "d29691607f9ed65673536f766963fd8fc3ec930ba34eb15422455c74afa469e8"
+
+
+@pytest.mark.parametrize("groups", ["contain", "hits", "anchors,mobility", ALL])
+def test_a_widened_net_plays_as_the_narrow_one(boards, groups):
+    narrow = netmod.default_net()
+    wide = netmod.widen(narrow, groups)
+    assert wide.groups == netmod.group_mask(groups)
+    assert wide.model.w1.shape[1] == 196 + _net.feature_count(wide.groups)
+    sub = boards[:300]
+    for tables in (False, True):
+        np.testing.assert_array_equal(wide.evaluate_batch(sub, tables=tables),
+                                      narrow.evaluate_batch(sub, tables=tables))
+    dice = np.random.default_rng(4).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
+    for a, b in zip(wide.choose(sub, dice), narrow.choose(sub, dice)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(wide.evaluate_plies(sub[:4], 1), narrow.evaluate_plies(sub[:4], 1))
+
+
+def test_widening_keeps_the_weights_of_groups_a_net_has():
+    n = netmod.random_net(hidden=6, seed=1, scale=0.5, groups="contact,mobility")
+    w = netmod.widen(n, "contain,hits")
+    assert w.groups == netmod.group_mask("contain,contact,hits,mobility")
+    a, b = n.arrays()["w1"], w.arrays()["w1"]
+    np.testing.assert_array_equal(b[:, :206], a[:, :206])
+    np.testing.assert_array_equal(b[:, 206 + 4:206 + 8], a[:, 206:210])     # contact
+    np.testing.assert_array_equal(b[:, 206 + 12:], a[:, 210:])              # mobility
+    assert not b[:, 206:210].any() and not b[:, 214:218].any()              # contain, hits
+    np.testing.assert_array_equal(w.evaluate_batch(_random_boards(200, 3), tables=False),
+                                  n.evaluate_batch(_random_boards(200, 3), tables=False))
+    assert netmod.widen(w, "hits").arrays()["w1"].shape == b.shape
+
+
+@pytest.fixture(scope="module")
+def gnet():
+    """A random net with every group and large weights (spread-out outputs)."""
+    return netmod.random_net(hidden=20, seed=9, scale=0.5, groups=ALL)
+
+
+def test_the_forward_pass_with_groups_matches_numpy(boards, gnet):
+    from bgfast.position import PositionClass, classify_boards
+
+    boards = boards[boards.sum(axis=2).min(axis=1) > 0]     # games not over
+    a = gnet.arrays()
+    x = _net.encode(boards, ALL).astype(np.float64)
+    k = np.where(classify_boards(boards) == PositionClass.CONTACT, 0, 1)
+    got = gnet.evaluate_batch(boards, tables=False)
+    for net in (0, 1):
+        sel = k == net
+        h = 1 / (1 + np.exp(-(x[sel] @ a["w1"][net] + a["b1"][net])))
+        p = 1 / (1 + np.exp(-(h @ a["w2"][net] + a["b2"][net])))
+        assert np.abs(got[sel, 0] - p[:, 0]).max() < 2e-5
+    assert got[:, 0].std() > 0.02
+    np.testing.assert_array_equal(gnet.evaluate_batch(boards, nthreads=2), gnet.evaluate_batch(boards))
+    np.testing.assert_array_equal(gnet.evaluate_batch(boards[:50]),
+                                  np.array([gnet.evaluate_batch(b[None])[0] for b in boards[:50]]))
+
+
+def test_the_incremental_choice_with_groups_is_the_best_play(boards, gnet):
+    sub = boards[:150]
+    dice = np.random.default_rng(2).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
+    counts, res = gnet.choose(sub, dice, tables=False)
+    offs, allres = legal_plays_batch(sub, dice)
+    for i in np.flatnonzero(counts > 0):
+        cand = allres[offs[i]:offs[i + 1]]
+        eq = -equity(gnet.evaluate_batch(cand, tables=False))
+        j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
+        assert eq[j] >= eq.max() - 1e-5
+
+
+def test_a_learning_step_updates_the_group_rows_as_numpy_does(boards, gnet):
+    """One cross-entropy step of the kernel (Model.learn) on one board equals
+    the numpy gradient step, the feature groups' rows included."""
+    from bgfast.position import PositionClass, classify_boards
+
+    b = boards[[int(np.flatnonzero(classify_boards(boards) == PositionClass.CONTACT)[0])]]
+    n = gnet.copy()
+    a = n.arrays()
+    t = np.array([[0.7, 0.2, 0.02, 0.1, 0.01]])
+    alpha = 0.05
+    x = _net.encode(b, ALL)[0].astype(np.float64)
+    w1, b1, w2, b2 = (a[k][0].astype(np.float64) for k in ("w1", "b1", "w2", "b2"))
+    z = 1 / (1 + np.exp(-(x @ w1 + b1)))
+    d = alpha * (t[0] - 1 / (1 + np.exp(-(z @ w2 + b2))))
+    dh = (w2 @ d) * z * (1 - z)
+    n.model.learn(b, t, alpha)
+    after = n.arrays()
+    np.testing.assert_allclose(after["w1"][0], w1 + np.outer(x, dh), atol=1e-6)
+    np.testing.assert_allclose(after["b2"][0], b2 + d, atol=1e-6)
+    assert np.abs(np.outer(x, dh)[206:]).max() > 1e-4            # the groups' rows moved
+
+
+def test_files_of_nets_with_groups(tmp_path, gnet, boards):
+    path = tmp_path / "g.npz"
+    netmod.save(gnet, path)
+    back = netmod.load(path)
+    assert back.groups == ALL and back.layout == netmod.layout_of(ALL)
+    assert back.layout == "td4-196+f10+contain+contact+anchors+hits+mobility"
+    np.testing.assert_array_equal(back.evaluate_batch(boards), gnet.evaluate_batch(boards))
+    z = dict(np.load(path))
+    for name, layout, msg in (("order.npz", "td4-196+f10+hits+contain", "input layout"),
+                              ("unknown.npz", "td4-196+f10+foo", "input layout"),
+                              ("fewer.npz", "td4-196+f10+contain", "w1 has shape"),
+                              ("base.npz", netmod.LAYOUT, "w1 has shape")):
+        with open(tmp_path / name, "wb") as f:
+            np.savez(f, **{**z, "layout": np.str_(layout)})
+        with pytest.raises(netmod.NetFileError, match=msg):
+            netmod.load(tmp_path / name)
+
+
+def test_td_training_with_groups_is_deterministic_and_resumable(tmp_path):
+    init = netmod.random_net(hidden=8, seed=3)
+    kw = dict(seed=5, alpha=0.1, lam=0.7, round_games=8, progress=False, init=init,
+              features="contain,hits")
+    trainmod.train(tmp_path / "a.npz", 32, threads=1, **kw)
+    trainmod.train(tmp_path / "b.npz", 32, threads=2, **kw)
+    trainmod.train(tmp_path / "c.npz", 16, threads=1, **kw)
+    trainmod.train(tmp_path / "c.npz", 32, threads=2, resume=True, **{**kw, "features": None})
+    a, b, c = (netmod.load(tmp_path / f"{x}.npz") for x in "abc")
+    assert a.layout == "td4-196+f10+contain+hits"
+    for k, v in a.arrays().items():
+        np.testing.assert_array_equal(v, b.arrays()[k])
+        np.testing.assert_array_equal(v, c.arrays()[k])
+    assert np.abs(a.arrays()["w1"][:, 206:]).max() > 0     # the new rows learned
+    assert a.meta["widened_from"]["layout"] == netmod.LAYOUT
+
+
+def test_supervised_training_with_groups(tmp_path):
+    from test_train_supervised import _boards, _labels
+
+    lab = _labels(_boards(games=4))
+    r = trainmod.fit(lab, tmp_path / "s.npz", init="shipped", features="hits,contain", epochs=2,
+                     batch=32, val_fraction=0.25, progress=False)
+    assert r["settings"]["features"] == "contain,hits"
+    n = netmod.load(tmp_path / "s.npz")
+    assert n.layout == "td4-196+f10+contain+hits"
+    assert np.abs(n.arrays()["w1"][0, 206:]).max() > 0
+    # stopped and resumed from its checkpoint (the groups named in any order): the same net
+    trainmod.fit(lab, tmp_path / "t.npz", init="shipped", features="contain,hits", epochs=2,
+                 batch=32, val_fraction=0.25, progress=False, max_steps=3)
+    r2 = trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits,contain", progress=False)
+    assert json.dumps(r2["nets"], sort_keys=True) == json.dumps(r["nets"], sort_keys=True)
+    np.testing.assert_array_equal(netmod.load(tmp_path / "t.npz").arrays()["w1"], n.arrays()["w1"])
+    with pytest.raises(BgfastError, match="features"):
+        trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits", progress=False)
