@@ -166,6 +166,8 @@ cdef inline int _shots(uint32_t O, uint32_t OPN, uint32_t B, int nb) noexcept no
     cdef uint32_t S[12]
     if B == 0:
         return 0
+    if nb == 0 and (O >> (__builtin_ctz(B) + 1)) == 0:
+        return 0                                   # no checker of the mover behind a blot
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
         # D[d], the blots one die d hits from a point of the mover (S[t]:
