@@ -10,10 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* e^x: x = n ln2 + f with |f| <= ln2 / 2, e^f by a degree-5 polynomial
-   1 + f + f^2 q(f) (q fitted for the least maximum relative error), 2^n
-   put straight into the exponent bits.  The argument is clamped to [-87,
-   88] (the normal range); relative error below 2e-7 in float arithmetic. */
+/* e^x for the sigmoids: x = n ln2 + f with |f| <= ln2 / 2, e^f by a
+   degree-4 polynomial 1 + f + f^2 q(f) (q fitted for the least maximum
+   relative error), 2^n put straight into the exponent bits.  The argument
+   is clamped to [-87, 88] (the normal range).  Relative error about 5e-6
+   for |x| < 5; f = x - n ln2 in one step loses accuracy as |n| grows,
+   where the sigmoid's slope (below 1e-2) makes it count for less.  So a
+   sigmoid is within about 1.5e-6 of the exact one. */
 static inline float bgv_expf(float x)
 {
     float fn, f, z, p, scale;
@@ -22,13 +25,11 @@ static inline float bgv_expf(float x)
     x = x > 88.0f ? 88.0f : x;
     fn = x * 1.44269504088896341f + 12582912.0f;   /* 1.5 * 2^23: rounds to the nearest */
     fn = fn - 12582912.0f;
-    f = x - fn * 0.693359375f;                      /* ln 2 in two parts */
-    f = f + fn * 2.12194440e-4f;
+    f = x - fn * 0.693147181f;
     z = f * f;
-    p = 8.3125289529562e-3f;
-    p = p * f + 4.189017042517662e-2f;
-    p = p * f + 1.6667114198207855e-1f;
-    p = p * f + 4.99992311000824e-1f;
+    p = 4.1277628391981125e-2f;
+    p = p * f + 1.6753533482551575e-1f;
+    p = p * f + 5.000512003898621e-1f;
     p = p * z + f + 1.0f;
     bits = ((int32_t)fn + 127) << 23;
     memcpy(&scale, &bits, sizeof scale);
@@ -80,12 +81,10 @@ BGV_VECTOR_HELPER bgv_f8 bgv_sigmoid8(bgv_f8 x)
     x = (bgv_f8)((m & (bgv_i8)hi) | (~m & (bgv_i8)x));
     fn = x * 1.44269504088896341f + 12582912.0f;
     fn = fn - 12582912.0f;
-    f = x - fn * 0.693359375f;
-    f = f + fn * 2.12194440e-4f;
+    f = x - fn * 0.693147181f;
     z = f * f;
-    p = f * 8.3125289529562e-3f + 4.189017042517662e-2f;
-    p = p * f + 1.6667114198207855e-1f;
-    p = p * f + 4.99992311000824e-1f;
+    p = f * 4.1277628391981125e-2f + 1.6753533482551575e-1f;
+    p = p * f + 5.000512003898621e-1f;
     p = p * z + f + 1.0f;
     bits = (__builtin_convertvector(fn, bgv_i8) + 127) << 23;
     scale = (bgv_f8)bits;
