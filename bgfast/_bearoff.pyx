@@ -1514,19 +1514,6 @@ def unpack_rows(const float[::1] values, const uint8_t[::1] lengths, int W):
     return out
 
 
-cdef inline void _tails(const float* d, int W, double* t) noexcept nogil:
-    """t[q] = P(at least s + q rolls) of a window row starting at roll s (q <= W)."""
-    cdef int q
-    t[W] = 0.0
-    for q in range(W - 1, -1, -1):
-        t[q] = t[q + 1] + d[q]
-
-
-cdef inline double _at_least(const double* t, int s, int W, int k) noexcept nogil:
-    cdef int q = k - s
-    return t[0] if q < 0 else (0.0 if q >= W else t[q])
-
-
 cdef inline double _clip01(double v) noexcept nogil:
     return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
 
@@ -1561,23 +1548,23 @@ def race_probs(const float[:, ::1] dr, const uint8_t[::1] sr, const float[:, ::1
             si = sr[i[r]]
             so = sr[j[r]]
             win = wg = lg = 0.0
-            _tails(fo, W, to)
+            window_tails(fo, W, to)
             if full_o[r]:
-                _tails(&dg[j[r], 0], W, tg)
+                window_tails(&dg[j[r], 0], W, tg)
             for k in range(W):
                 f = fr[k]
                 if f != 0.0:
-                    win += f * _at_least(to, so, W, si + k)
+                    win += f * window_at_least(to, so, W, si + k)
                     if full_o[r]:
-                        wg += f * _at_least(tg, sg[j[r]], W, si + k)
+                        wg += f * window_at_least(tg, sg[j[r]], W, si + k)
             if full_r[r]:
                 # the roller is gammoned if the opponent finishes in k rolls
                 # while the roller needs more than k for a first checker off
-                _tails(&dg[i[r], 0], W, tg)
+                window_tails(&dg[i[r], 0], W, tg)
                 for k in range(W):
                     f = fo[k]
                     if f != 0.0:
-                        lg += f * _at_least(tg, sg[i[r]], W, so + k + 1)
+                        lg += f * window_at_least(tg, sg[i[r]], W, so + k + 1)
             o[r, 0] = _clip01(win)
             o[r, 1] = _clip01(wg)
             o[r, 3] = _clip01(lg)

@@ -20,7 +20,7 @@ from libc.string cimport memcpy
 from libc.math cimport exp, sqrt
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
-from bgfast._bearoff cimport rank_counts
+from bgfast._bearoff cimport rank_counts, window_tails, window_at_least
 
 cnp.import_array()
 
@@ -220,8 +220,12 @@ cdef const float* OS_R = NULL
 cdef const float* OS_G = NULL
 cdef const uint8_t* OS_SR = NULL
 cdef const uint8_t* OS_SG = NULL
+cdef const uint8_t* OS_LR = NULL     # per row: its window's length to the last non-zero value
+cdef const uint8_t* OS_LG = NULL
 cdef Py_ssize_t OS_N = 0
 cdef int OS_W = 0
+cdef enum:
+    OS_MAX_WINDOW = 64         # the longest one-sided window table_probs handles
 cdef object _keep = None
 
 
@@ -232,18 +236,27 @@ def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, st
     and their start rolls uint8[N]; ``cubeful`` float64[N, N, 3] the two-sided
     no-double cubeful money equities (cube centred, owned by the roller, by
     the opponent), or None."""
-    global TS_EQ, TS_CF, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_N, OS_W, _keep
+    global TS_EQ, TS_CF, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_LR, OS_LG, OS_N, OS_W, _keep
     cdef const double[:, ::1] ts
     cdef const double[:, :, ::1] cf
     cdef const float[:, ::1] r
     cdef const float[:, ::1] gg
     cdef const uint8_t[::1] sr
     cdef const uint8_t[::1] sg
+    cdef const uint8_t[::1] lr
+    cdef const uint8_t[::1] lg
+    if one_sided_r is not None and one_sided_r.shape[1] > OS_MAX_WINDOW:
+        raise ValueError(f"one-sided windows of at most {OS_MAX_WINDOW} rolls")
     TS_EQ = TS_CF = NULL
     TS_N = 0
     OS_R = OS_G = NULL
     OS_N = 0
-    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g, cubeful)
+    lens = (None, None)
+    if one_sided_r is not None:
+        lens = tuple(np.ascontiguousarray(
+            d.shape[1] - np.argmax(np.asarray(d)[:, ::-1] != 0, axis=1), dtype=np.uint8)
+            for d in (one_sided_r, one_sided_g))
+    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g, cubeful, lens)
     if two_sided is not None:
         if ts_checkers > 14:
             raise ValueError("the two-sided table must have fewer than 15 checkers")
@@ -267,6 +280,10 @@ def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, st
         OS_G = &gg[0, 0]
         OS_SR = &sr[0]
         OS_SG = &sg[0]
+        lr = lens[0]
+        lg = lens[1]
+        OS_LR = &lr[0]
+        OS_LG = &lg[0]
 
 
 cdef inline int _home_counts(const uint8_t* row, int* total) noexcept nogil:
@@ -324,21 +341,13 @@ cdef inline double _at(const float* d, const uint8_t* st, int W, int64_t i, int 
     return d[i * W + o]
 
 
-cdef inline double _tail(const float* d, const uint8_t* st, int W, int64_t i, int k) noexcept nogil:
-    """P(at least k rolls)."""
-    cdef int o = k - st[i], q
-    cdef double s = 0.0
-    if o < 0:
-        o = 0
-    for q in range(o, W):
-        s += d[i * W + q]
-    return s
-
 
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
     cdef int t0, t1, k, kmax
     cdef int64_t i, j
     cdef double f
+    cdef double tj[OS_MAX_WINDOW + 1]
+    cdef double tg[OS_MAX_WINDOW + 1]
     if exact_probs(b, p):
         return 1
     if OS_R == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
@@ -348,21 +357,26 @@ cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
     i = rank_counts(b + 25, 6)     # the roller
     j = rank_counts(b, 6)
     p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
-    kmax = OS_SR[i] + OS_W
+    # the windows are zero past their lengths: the tails and sums stop there
+    window_tails(OS_R + j * OS_W, OS_LR[j], tj)
+    if t0 == 15:
+        window_tails(OS_G + j * OS_W, OS_LG[j], tg)
+    kmax = OS_SR[i] + OS_LR[i]
     for k in range(OS_SR[i], kmax):
         f = _at(OS_R, OS_SR, OS_W, i, k)
         if f == 0.0:
             continue
         # the roller rolls first: it wins if the opponent needs >= k rolls
-        p[0] += f * _tail(OS_R, OS_SR, OS_W, j, k)
+        p[0] += f * window_at_least(tj, OS_SR[j], OS_LR[j], k)
         if t0 == 15:
-            p[1] += f * _tail(OS_G, OS_SG, OS_W, j, k)
+            p[1] += f * window_at_least(tg, OS_SG[j], OS_LG[j], k)
     if t1 == 15:
-        kmax = OS_SR[j] + OS_W
+        window_tails(OS_G + i * OS_W, OS_LG[i], tg)
+        kmax = OS_SR[j] + OS_LR[j]
         for k in range(OS_SR[j], kmax):
             f = _at(OS_R, OS_SR, OS_W, j, k)
             if f != 0.0:
-                p[3] += f * _tail(OS_G, OS_SG, OS_W, i, k + 1)
+                p[3] += f * window_at_least(tg, OS_SG[i], OS_LG[i], k + 1)
     for k in range(5):
         if p[k] < 0.0:
             p[k] = 0.0

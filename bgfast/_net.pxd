@@ -59,6 +59,8 @@ cdef struct NetCtx:
     int hbv[2]
     uint8_t base[64]
     double* eq                   # NET_MAX_PLAYS equities of the root plays
+    int btot[2]                  # checkers on the board per row of base (side 0: base[25..])
+    int btv
     int ready
     NetCache* cache              # NULL: no evaluation cache
 

@@ -58,6 +58,10 @@ cdef extern from "_vecmath.h" nogil:
     void bgv_output_sums(const float* h, const float* w2t, const float* b2, int H, float* s)
     void bgv_axpys(float* h, const float* W, const float* f, int nf, int H)
     void bgv_point_masks(const uint8_t* row, uint32_t* zero, uint32_t* one, uint32_t* two)
+    void bgv_board_masks(const uint8_t* r, const uint8_t* base, uint64_t* diff, uint64_t* nz)
+    void bgv_eval_play(const float* hb, const float* T, const int32_t* add, int nadd,
+                       const int32_t* sub, int nsub, const float* W, const float* f, int nf,
+                       const float* w2t, const float* b2, int H, float* s)
     uint32_t bgv_mirror24(uint32_t m)
 
 
@@ -118,6 +122,8 @@ cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
     int __builtin_clz(unsigned int) nogil
     int __builtin_ctz(unsigned int) nogil
+    int __builtin_ctzll(unsigned long long) nogil
+    int __builtin_clzll(unsigned long long) nogil
 
 
 cdef inline uint32_t _hit_mask(uint32_t O, uint32_t OPN, uint32_t B, int nb, int d1,
@@ -164,6 +170,10 @@ cdef inline void _roll_masks(uint32_t O, uint32_t OPN, uint32_t B, int nb,
     cdef int d1, d2, k = 0
     cdef uint32_t D[7]
     cdef uint32_t Q[7]
+    if B == 0 or (nb == 0 and (O >> (__builtin_ctz(B) + 1)) == 0):
+        for k in range(NROLLS):                    # no blot, or no checker of the
+            M[k] = 0                               # mover behind one: no hits
+        return
     if nb == 0:
         # no checker on the bar, branch-free (the loops have fixed bounds):
         # D[d], the blots one die d hits from a point of the mover (Q[d]:
@@ -543,52 +553,94 @@ cdef inline void _set_base(NetCtx* c, const uint8_t* b) noexcept nogil:
     swap_board(b, c.base)
     c.hbv[0] = 0
     c.hbv[1] = 0
+    c.btv = 0
+
+
+cdef inline int _row_deltas(const uint8_t* r, const uint8_t* base, uint64_t d, int side,
+                            int32_t* add, int* na, int32_t* sub, int* ns) noexcept nogil:
+    """The table rows that turn the slots of d (bits: row slots 0..24 that
+    differ) of base into r's, appended to add/sub in slot order; returns the
+    change in the row's checkers on the board."""
+    cdef int i, n, m, delta = 0
+    while d:
+        i = __builtin_ctzll(d)
+        d &= d - 1
+        n = base[i]
+        m = r[i]
+        delta += m - n
+        if n:
+            sub[ns[0]] = _slot_row(side, i, n)
+            ns[0] += 1
+        if m:
+            add[na[0]] = _slot_row(side, i, m)
+            na[0] += 1
+    return delta
+
+
+cdef inline void _off_rows(int tn, int tm, int side, int32_t* add, int* na, int32_t* sub,
+                           int* ns) noexcept nogil:
+    """The borne-off slot's rows for a row going from tn to tm checkers on the board."""
+    if tn != tm:
+        if tn < 15:
+            sub[ns[0]] = _slot_row(side, 25, 15 - tn)
+            ns[0] += 1
+        if tm < 15:
+            add[na[0]] = _slot_row(side, 25, 15 - tm)
+            na[0] += 1
+
+
+# the slots 6..24 of both rows: a board with a checker there is not in a bear-off table
+cdef uint64_t _NOT_HOME = ((<uint64_t>0x7FFFF) << 6) | ((<uint64_t>0x7FFFF) << 31)
 
 
 cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) noexcept nogil:
-    """Probabilities for the player on roll of a play's result r, from the base sums."""
-    cdef float h[NET_MAX_HIDDEN]
+    """Probabilities for the player on roll of a play's result r, from the base sums.
+
+    Byte masks of r (which slots differ from the base, which hold checkers)
+    give the game-over test, the contact test, whether a bear-off table can
+    hold r (both rows home: table_probs reads no other board) and the slots
+    to update, the rows in the order of the slots (the roller's row first)."""
     cdef int32_t add[52]
     cdef int32_t sub[52]
-    cdef int k, side, i, n, m, tn, tm, na = 0, ns = 0
-    cdef const uint8_t* rr
-    cdef const uint8_t* br
-    if _over(r):
+    cdef float f[NET_FEATURES]
+    cdef float s[5]
+    cdef uint64_t diff, nz
+    cdef int k, o, b0, b1, d0, na = 0, ns = 0
+    bgv_board_masks(r, c.base, &diff, &nz)
+    if (nz & 0x1FFFFFF) == 0 or (nz >> 25) == 0:
         over_probs(r, p)
         return
-    if net.tables and table_probs(r, p):
+    if net.tables and (nz & _NOT_HOME) == 0 and table_probs(r, p):
         return
-    k = 0 if board_contact(r) else 1
+    b0 = 63 - __builtin_clzll(nz & 0x1FFFFFF)          # the rearmost checkers (board_contact)
+    b1 = 63 - __builtin_clzll(nz >> 25)
+    k = 0 if b0 + b1 >= 23 else 1
     if not c.hbv[k]:
         _table_sums(net, k, c.base, c.hb[k])
         c.hbv[k] = 1
-    for side in range(2):
-        rr = r + 25 if side == 0 else r
-        br = &c.base[25] if side == 0 else &c.base[0]
-        tn = 0
-        tm = 0
-        for i in range(25):
-            n = br[i]
-            m = rr[i]
-            tn += n
-            tm += m
-            if n != m:
-                if n:
-                    sub[ns] = _slot_row(side, i, n)
-                    ns += 1
-                if m:
-                    add[na] = _slot_row(side, i, m)
-                    na += 1
-        if tn != tm:
-            if tn < 15:
-                sub[ns] = _slot_row(side, 25, 15 - tn)
-                ns += 1
-            if tm < 15:
-                add[na] = _slot_row(side, 25, 15 - tm)
-                na += 1
-    bgv_rows(h, c.hb[k], net.T[k], add, na, sub, ns, net.H)
-    _add_features(net, k, r, h)
-    _outputs(net, k, h, p)
+    if not c.btv:
+        _base_totals(c)
+    d0 = _row_deltas(r + 25, &c.base[25], diff >> 25, 0, add, &na, sub, &ns)
+    _off_rows(c.btot[0], c.btot[0] + d0, 0, add, &na, sub, &ns)
+    d0 = _row_deltas(r, c.base, diff & 0x1FFFFFF, 1, add, &na, sub, &ns)
+    _off_rows(c.btot[1], c.btot[1] + d0, 1, add, &na, sub, &ns)
+    net_features(r, f)
+    bgv_eval_play(c.hb[k], net.T[k], add, na, sub, ns, net.w1[k] + NET_RAW_INPUTS * net.H,
+                  f, NET_FEATURES, net.w2t[k], net.b2[k], net.H, s)
+    for o in range(5):
+        p[o] = _sigf(s[o])
+    order_probs(p)
+
+
+cdef void _base_totals(NetCtx* c) noexcept nogil:
+    """The checkers on the board of each row of the base (side 0: c.base[25..49])."""
+    cdef int i, t0 = 0, t1 = 0
+    for i in range(25):
+        t0 += c.base[25 + i]
+        t1 += c.base[i]
+    c.btot[0] = t0
+    c.btot[1] = t1
+    c.btv = 1
 
 
 cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,

@@ -10,9 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 
-/* e^x: x = n ln2 + f with |f| <= ln2 / 2, e^f by a degree-6 minimax
-   polynomial, 2^n put straight into the exponent bits.  The argument is
-   clamped to [-87, 88] (the normal range), relative error about 2e-7. */
+/* e^x for the sigmoids: x = n ln2 + f with |f| <= ln2 / 2, e^f by a
+   degree-4 polynomial 1 + f + f^2 q(f) (q fitted for the least maximum
+   relative error), 2^n put straight into the exponent bits.  The argument
+   is clamped to [-87, 88] (the normal range).  Relative error about 5e-6
+   for |x| < 5; f = x - n ln2 in one step loses accuracy as |n| grows,
+   where the sigmoid's slope (below 1e-2) makes it count for less.  So a
+   sigmoid is within about 1.5e-6 of the exact one. */
 static inline float bgv_expf(float x)
 {
     float fn, f, z, p, scale;
@@ -21,15 +25,11 @@ static inline float bgv_expf(float x)
     x = x > 88.0f ? 88.0f : x;
     fn = x * 1.44269504088896341f + 12582912.0f;   /* 1.5 * 2^23: rounds to the nearest */
     fn = fn - 12582912.0f;
-    f = x - fn * 0.693359375f;                      /* ln 2 in two parts */
-    f = f + fn * 2.12194440e-4f;
+    f = x - fn * 0.693147181f;
     z = f * f;
-    p = 1.9875691500e-4f;
-    p = p * f + 1.3981999507e-3f;
-    p = p * f + 8.3334519073e-3f;
-    p = p * f + 4.1665795894e-2f;
-    p = p * f + 1.6666665459e-1f;
-    p = p * f + 5.0000001201e-1f;
+    p = 4.1277628391981125e-2f;
+    p = p * f + 1.6753533482551575e-1f;
+    p = p * f + 5.000512003898621e-1f;
     p = p * z + f + 1.0f;
     bits = ((int32_t)fn + 127) << 23;
     memcpy(&scale, &bits, sizeof scale);
@@ -81,14 +81,10 @@ BGV_VECTOR_HELPER bgv_f8 bgv_sigmoid8(bgv_f8 x)
     x = (bgv_f8)((m & (bgv_i8)hi) | (~m & (bgv_i8)x));
     fn = x * 1.44269504088896341f + 12582912.0f;
     fn = fn - 12582912.0f;
-    f = x - fn * 0.693359375f;
-    f = f + fn * 2.12194440e-4f;
+    f = x - fn * 0.693147181f;
     z = f * f;
-    p = f * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * f + 8.3334519073e-3f;
-    p = p * f + 4.1665795894e-2f;
-    p = p * f + 1.6666665459e-1f;
-    p = p * f + 5.0000001201e-1f;
+    p = f * 4.1277628391981125e-2f + 1.6753533482551575e-1f;
+    p = p * f + 5.000512003898621e-1f;
     p = p * z + f + 1.0f;
     bits = (__builtin_convertvector(fn, bgv_i8) + 127) << 23;
     scale = (bgv_f8)bits;
@@ -276,6 +272,155 @@ static void bgv_output_sums(const float *restrict h, const float *restrict w2t,
         s[o] = b2[o] + ((((acc[o][0] + acc[o][4]) + (acc[o][1] + acc[o][5]))
                          + ((acc[o][2] + acc[o][6]) + (acc[o][3] + acc[o][7]))) + t);
     }
+}
+
+
+/* The plays of one roll against their base board: bit i of *diff set where
+   r[i] != base[i], bit i of *nz where r[i] != 0 (i < 50: a board's two rows
+   of 25 slots). */
+static inline void bgv_board_masks(const uint8_t *r, const uint8_t *base, uint64_t *diff,
+                                   uint64_t *nz)
+{
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    __m128i a0 = _mm_loadu_si128((const __m128i *)r);
+    __m128i a1 = _mm_loadu_si128((const __m128i *)(r + 16));
+    __m128i a2 = _mm_loadu_si128((const __m128i *)(r + 32));
+    __m128i a3 = _mm_loadu_si128((const __m128i *)(r + 34));    /* bytes 34..49 */
+    uint64_t e, n;
+    e = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a0, _mm_loadu_si128((const __m128i *)base)))
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(
+              _mm_cmpeq_epi8(a1, _mm_loadu_si128((const __m128i *)(base + 16)))) << 16
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(
+              _mm_cmpeq_epi8(a2, _mm_loadu_si128((const __m128i *)(base + 32)))) << 32
+        | (uint64_t)((uint16_t)_mm_movemask_epi8(
+              _mm_cmpeq_epi8(a3, _mm_loadu_si128((const __m128i *)(base + 34)))) >> 14) << 48;
+    n = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a0, z))
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, z)) << 16
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a2, z)) << 32
+        | (uint64_t)((uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a3, z)) >> 14) << 48;
+    *diff = ~e & 0x3FFFFFFFFFFFFULL;
+    *nz = ~n & 0x3FFFFFFFFFFFFULL;
+#else
+    uint64_t d = 0, n = 0;
+    int i;
+    for (i = 0; i < 50; i++) {
+        d |= (uint64_t)(r[i] != base[i]) << i;
+        n |= (uint64_t)(r[i] != 0) << i;
+    }
+    *diff = d;
+    *nz = n;
+#endif
+}
+
+/* One play's evaluation from its base board's hidden sums hb, fused: h =
+   hb + the rows T[add[i] * H] - the rows T[sub[i] * H] (in order), then h
+   += f[q] * W[q * H ..] for the q < nf in order (f[q] == 0 skipped), then
+   the 5 output sums as bgv_output_sums computes them; hidden units in
+   blocks of 32 held in registers.  The same operations in the same order,
+   lane by lane, as bgv_rows, bgv_axpys and bgv_output_sums one after the
+   other, so the same bits. */
+BGV_CLONES
+static void bgv_eval_play(const float *hb, const float *restrict T, const int32_t *add, int nadd,
+                          const int32_t *sub, int nsub, const float *restrict W,
+                          const float *restrict f, int nf, const float *restrict w2t,
+                          const float *restrict b2, int H, float *restrict s)
+{
+    bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3, c0, c1, c2, c3, c4, w, x;
+    float acc[5][8], t[5], v;
+    const float *rp;
+    int i, j0 = 0, l, o, q, J;
+    c0 = c1 = c2 = c3 = c4 = (bgv_f8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+#define BGV_ACC(v, j)                                   \
+    do {                                                \
+        x = bgv_sigmoid8(v);                            \
+        memcpy(&w, w2t + (j), sizeof w);                \
+        c0 += x * w;                                    \
+        memcpy(&w, w2t + (size_t)H + (j), sizeof w);    \
+        c1 += x * w;                                    \
+        memcpy(&w, w2t + (size_t)2 * H + (j), sizeof w); \
+        c2 += x * w;                                    \
+        memcpy(&w, w2t + (size_t)3 * H + (j), sizeof w); \
+        c3 += x * w;                                    \
+        memcpy(&w, w2t + (size_t)4 * H + (j), sizeof w); \
+        c4 += x * w;                                    \
+    } while (0)
+    for (; j0 + 32 <= H; j0 += 32) {
+        BGV_LOAD32(a, hb + j0);
+        for (i = 0; i < nadd; i++) {
+            rp = T + (size_t)add[i] * H + j0;
+            BGV_LOAD32(r, rp);
+            a0 += r0;
+            a1 += r1;
+            a2 += r2;
+            a3 += r3;
+        }
+        for (i = 0; i < nsub; i++) {
+            rp = T + (size_t)sub[i] * H + j0;
+            BGV_LOAD32(r, rp);
+            a0 -= r0;
+            a1 -= r1;
+            a2 -= r2;
+            a3 -= r3;
+        }
+        for (q = 0; q < nf; q++) {
+            if (f[q] == 0.0f)
+                continue;
+            rp = W + (size_t)q * H + j0;
+            BGV_LOAD32(r, rp);
+            a0 += f[q] * r0;
+            a1 += f[q] * r1;
+            a2 += f[q] * r2;
+            a3 += f[q] * r3;
+        }
+        BGV_ACC(a0, j0);
+        BGV_ACC(a1, j0 + 8);
+        BGV_ACC(a2, j0 + 16);
+        BGV_ACC(a3, j0 + 24);
+    }
+    J = H & ~7;
+    for (; j0 < J; j0 += 8) {
+        memcpy(&a0, hb + j0, sizeof a0);
+        for (i = 0; i < nadd; i++) {
+            memcpy(&r0, T + (size_t)add[i] * H + j0, sizeof r0);
+            a0 += r0;
+        }
+        for (i = 0; i < nsub; i++) {
+            memcpy(&r0, T + (size_t)sub[i] * H + j0, sizeof r0);
+            a0 -= r0;
+        }
+        for (q = 0; q < nf; q++) {
+            if (f[q] == 0.0f)
+                continue;
+            memcpy(&r0, W + (size_t)q * H + j0, sizeof r0);
+            a0 += f[q] * r0;
+        }
+        BGV_ACC(a0, j0);
+    }
+#undef BGV_ACC
+    memcpy(acc[0], &c0, sizeof c0);
+    memcpy(acc[1], &c1, sizeof c1);
+    memcpy(acc[2], &c2, sizeof c2);
+    memcpy(acc[3], &c3, sizeof c3);
+    memcpy(acc[4], &c4, sizeof c4);
+    for (o = 0; o < 5; o++)
+        t[o] = 0.0f;
+    for (l = J; l < H; l++) {
+        v = hb[l];
+        for (i = 0; i < nadd; i++)
+            v += T[(size_t)add[i] * H + l];
+        for (i = 0; i < nsub; i++)
+            v -= T[(size_t)sub[i] * H + l];
+        for (q = 0; q < nf; q++)
+            if (f[q] != 0.0f)
+                v += f[q] * W[(size_t)q * H + l];
+        v = bgv_sigmoid1(v);
+        for (o = 0; o < 5; o++)
+            t[o] += v * w2t[(size_t)o * H + l];
+    }
+    for (o = 0; o < 5; o++)
+        s[o] = b2[o] + ((((acc[o][0] + acc[o][4]) + (acc[o][1] + acc[o][5]))
+                         + ((acc[o][2] + acc[o][6]) + (acc[o][3] + acc[o][7]))) + t[o]);
 }
 
 #endif

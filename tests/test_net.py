@@ -349,6 +349,25 @@ def test_incremental_choice_equals_full_evaluation(boards, rnet):
         assert eq[j] >= eq.max() - 1e-5
 
 
+@pytest.mark.parametrize("hidden", [37, 128])
+def test_incremental_choice_with_tables_equals_full_evaluation(hidden):
+    """Contact, race and bear-off boards of self-play games; 37 hidden units
+    take every block size of the play kernel (32, then single units)."""
+    net = netmod.random_net(hidden=hidden, seed=5, scale=0.5)
+    sub = netmod.default_net().model.selfplay_states(3, 0, 6)
+    cls = classify_boards(sub)
+    assert {PositionClass.CONTACT, PositionClass.RACE, PositionClass.BEAROFF} <= set(cls.tolist())
+    dice = np.random.default_rng(2).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
+    counts, res = net.choose(sub, dice)
+    offs, allres = legal_plays_batch(sub, dice)
+    np.testing.assert_array_equal(counts, np.diff(offs))
+    for i in np.flatnonzero(counts > 0):
+        cand = allres[offs[i]:offs[i + 1]]
+        eq = -equity(net.evaluate_batch(cand))
+        j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
+        assert eq[j] >= eq.max() - 1e-5
+
+
 def test_one_ply_matches_python_lookahead(boards, rnet):
     sub = boards[::60][:6]
     got = rnet.evaluate_plies(sub, 1)
