@@ -602,7 +602,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     to update, the rows in the order of the slots (the roller's row first)."""
     cdef int32_t add[52]
     cdef int32_t sub[52]
-    cdef float f[NET_FEATURES]
+    cdef float f[NET_MAX_FEATURES]
     cdef float s[5]
     cdef uint64_t diff, nz
     cdef int k, o, b0, b1, d0, na = 0, ns = 0
@@ -624,9 +624,9 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     _off_rows(c.btot[0], c.btot[0] + d0, 0, add, &na, sub, &ns)
     d0 = _row_deltas(r, c.base, diff & 0x1FFFFFF, 1, add, &na, sub, &ns)
     _off_rows(c.btot[1], c.btot[1] + d0, 1, add, &na, sub, &ns)
-    net_features(r, f)
+    net_features(r, net.groups, f)
     bgv_eval_play(c.hb[k], net.T[k], add, na, sub, ns, net.w1[k] + NET_RAW_INPUTS * net.H,
-                  f, NET_FEATURES, net.w2t[k], net.b2[k], net.H, s)
+                  f, net.nf, net.w2t[k], net.b2[k], net.H, s)
     for o in range(5):
         p[o] = _sigf(s[o])
     order_probs(p)
