@@ -281,6 +281,13 @@ def test_ray_backend_matches_local_and_retries(tmp_path, monkeypatch):
         lv = RolloutSettings(trials=40, seed=13, chunk=15, truncate=8, policy="medium",
                              evaluator="net")
         assert rollout(INITIAL, lv, backend="ray").mean == rollout(INITIAL, lv, jobs=1).mean
+        # every preset, the n-ply ones with their evaluation caches, gives the
+        # local bits on Ray (few trials, small chunks)
+        for name, trials, chunk in (("gnubg", 36, 10), ("roller", 12, 5), ("roller+", 4, 2),
+                                    ("roller++", 2, 1)):
+            ps = RolloutSettings.from_preset(name, trials=trials, seed=13, chunk=chunk)
+            on_ray, local = rollout(INITIAL, ps, backend="ray"), rollout(INITIAL, ps, jobs=1)
+            assert on_ray.mean == local.mean and on_ray.stderr == local.stderr, name
 
         # every task fails on its first attempt (Ray's own retries off): the
         # driver resubmits and the merged result is still the same
