@@ -1,6 +1,7 @@
 """Processes and terminals for the tests that run the real CLI."""
 import os
 import pty
+import select
 import struct
 import subprocess
 import sys
@@ -73,17 +74,21 @@ def run_on_terminal(args, timeout: float = 120) -> tuple[int, bytes, bytes]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     proc = subprocess.Popen(bgfast(*args), stdout=subprocess.PIPE, stderr=slave, cwd=ROOT,
                             env=env())
-    os.close(slave)
+    # the slave end stays open here until the child has exited and the
+    # terminal is drained: once every writer has closed it, Linux may drop
+    # what the master has not read yet
     seen = b""
     deadline = time.time() + timeout
+    done = False
     while time.time() < deadline:
-        try:
-            piece = os.read(master, 1 << 16)
-        except OSError:                  # the terminal's last writer closed it
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            seen += os.read(master, 1 << 16)
+        elif done:
             break
-        if not piece:
-            break
-        seen += piece
+        elif proc.poll() is not None:
+            done = True                  # one more pass drains what is left
+    os.close(slave)
     os.close(master)
     out = proc.stdout.read()
     proc.stdout.close()

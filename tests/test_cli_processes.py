@@ -94,9 +94,10 @@ def test_every_command_shows_one_bar_on_a_terminal_only(tmp_path, mat_file, monk
 
 
 def test_a_real_terminal_gets_the_bar(tmp_path):
-    """D16 as a user sees it: a job of a few seconds with stderr on a
-    pseudo-terminal shows the bar (on a pipe, stderr is empty: above)."""
-    status, stdout, terminal = run_on_terminal(["bearoff", "build", "--one-sided", "8",
-                                                "-o", tmp_path / "o8.bgb"])
+    """D16 as a user sees it: a job of a few seconds (well past the bar's
+    DELAY, about 2.4 s on an idle machine) with stderr on a pseudo-terminal
+    shows the bar (on a pipe, stderr is empty: above)."""
+    status, stdout, terminal = run_on_terminal(["bearoff", "build", "--one-sided", "9",
+                                                "-o", tmp_path / "o9.bgb"])
     assert status == 0 and stdout.startswith(b"wrote ")
-    assert b"100%|" in terminal and b"one-sided 8x15" in terminal
+    assert b"100%|" in terminal and b"one-sided 9x15" in terminal
