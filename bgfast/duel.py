@@ -17,6 +17,7 @@ Results depend only on the seed, never on the number of threads.
 """
 from __future__ import annotations
 
+import abc
 import math
 import os
 from dataclasses import dataclass, asdict
@@ -50,39 +51,43 @@ def bgsage_available() -> bool:
     return _importable("bgsage")
 
 
-class PeerPlayer:
-    """Another engine's play, for the Python game loop: :meth:`play` takes
-    the board (player on roll in row 1) and the dice and returns the board
-    after the play with the turn passed (the mover in row 0)."""
+class PeerPlayer(abc.ABC):
+    """Another engine's play at ``plies`` plies of look-ahead (0: its raw
+    net), for the Python game loop: :meth:`play` takes the board (player on
+    roll in row 1) and the dice and returns the board after the play with
+    the turn passed (the mover in row 0).  A subclass names its ``engine``,
+    the optional ``package`` (pip) and ``module`` (import) it needs and its
+    ``max_plies``."""
 
-    name = "peer"
+    engine = ""
     package = ""
     module = ""
+    max_plies = 0
 
-    def __init__(self):
+    def __init__(self, plies: int = 0):
+        if not (isinstance(plies, int) and 0 <= plies <= self.max_plies):
+            raise BgfastError(f"{self.engine} plies must be 0..{self.max_plies}, not {plies!r}")
+        self.plies = plies
+        self.name = self.engine if plies == 0 else f"{self.engine}@{plies}"
         try:
             self._m = __import__(self.module)
         except ImportError:
-            raise BgfastError(f"the {self.name} player needs the optional package "
+            raise BgfastError(f"the {self.engine} player needs the optional package "
                               f"{self.package} (pip install {self.package})") from None
 
+    @abc.abstractmethod
     def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
-        raise NotImplementedError
+        """The board after this engine's play of (d1, d2), the turn passed."""
 
 
 class GnubgPlayer(PeerPlayer):
     """gnubg's play at ``plies`` (0: its raw net; ``gnubg_nn.best_move``);
     needs the optional gnubg-nn package."""
 
+    engine = "gnubg"
     package = "gnubg-nn"
     module = "gnubg_nn"
-
-    def __init__(self, plies: int = 0):
-        super().__init__()
-        if not (isinstance(plies, int) and 0 <= plies <= 2):
-            raise BgfastError(f"gnubg plies must be 0..2, not {plies!r}")
-        self.plies = plies
-        self.name = "gnubg" if plies == 0 else f"gnubg@{plies}"
+    max_plies = 2
 
     def play(self, board: np.ndarray, d1: int, d2: int, seed: int) -> np.ndarray:
         moves, key = self._m.best_move(board.tolist(), d1, d2, n=self.plies, b=1)
@@ -100,14 +105,11 @@ class BgsagePlayer(PeerPlayer):
     """bgsage's cubeless play with ``plies`` plies of look-ahead (0: its raw
     net, with its bear-off database); needs the optional bgsage package."""
 
-    package = module = "bgsage"
+    engine = package = module = "bgsage"
+    max_plies = len(BGSAGE_LEVELS) - 1
 
     def __init__(self, plies: int = 0):
-        super().__init__()
-        if not (isinstance(plies, int) and 0 <= plies < len(BGSAGE_LEVELS)):
-            raise BgfastError(f"bgsage plies must be 0..{len(BGSAGE_LEVELS) - 1}, not {plies!r}")
-        self.plies = plies
-        self.name = "bgsage" if plies == 0 else f"bgsage@{plies}"
+        super().__init__(plies)
         self._a = self._m.create_analyzer(BGSAGE_LEVELS[plies], cubeful=False)
 
     @staticmethod
@@ -162,7 +164,7 @@ def get_player(name):
     if isinstance(name, (Level, PeerPlayer)):
         return name
     engine, at, plies = str(name).strip().lower().partition("@")
-    peer = {"gnubg": GnubgPlayer, "bgsage": BgsagePlayer}.get(engine)
+    peer = {p.engine: p for p in (GnubgPlayer, BgsagePlayer)}.get(engine)
     if peer is None:
         return get_level(str(name))
     if at and not plies.isdigit():

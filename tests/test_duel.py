@@ -196,3 +196,18 @@ def test_bad_bgsage_players_are_refused():
     for name in ("bgsage@x", "bgsage@7"):
         with pytest.raises(BgfastError):
             duel(name, "beginner", games=2)
+
+
+def test_a_peer_whose_package_is_missing_is_named_in_the_error():
+    from bgfast.duel import PeerPlayer
+    from bgfast.errors import BgfastError
+
+    class Missing(PeerPlayer):
+        engine, package, module = "nobody", "nobody-nn", "nobody_nn_not_installed"
+
+        def play(self, board, d1, d2, seed):
+            return board[::-1].copy()
+
+    with pytest.raises(BgfastError, match="the nobody player needs the optional package "
+                                          r"nobody-nn \(pip install nobody-nn\)"):
+        Missing()
