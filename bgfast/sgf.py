@@ -53,7 +53,7 @@ from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH
 from .game import Game, Match, Phase, Rules, check_name
 from .matfile import parse_rules, rules_items
-from .position import Position
+from .position import INITIAL_BOARD, Position
 
 __all__ = ["dumps", "loads", "dump", "load", "is_record", "load_record", "dump_record"]
 
@@ -306,10 +306,8 @@ def _setup(tree, where: str) -> tuple[dict, int]:
                                      "cannot be imported")
         played |= bool(value)
     cleared = set()
-    counts = [[0] * 26, [0] * 26]               # per player: points 1..24, 25 = bar
-    for player in (0, 1):
-        for p, n in ((6, 5), (8, 3), (13, 5), (24, 2)):
-            counts[player][p] = n
+    # per player: index 1..24 the points, 25 the bar; the opening position first
+    counts = [[0] + [int(n) for n in INITIAL_BOARD[1]] for _ in range(2)]
     on_roll = cube_value = cube_owner = None
     end = k
     while end < len(nodes) and set(nodes[end]) <= set(_SETUP) | {"PL"}:
