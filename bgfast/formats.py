@@ -255,18 +255,16 @@ class MatchState:
             # a finished game's points are added in full, so the winner of
             # the match may pass the length (gnubg records 4 in a 3-point match)
             ended = gs in _ENDED
+            most = length - 1 + 3 * int(cube)       # a backgammon at the cube from match point
             for p in (0, 1):
                 if score[p] >= length and not ended:
                     raise InvalidIdError(
                         f"score of player {p} is {score[p]} in a {length}-point match; "
                         f"it must be below {length} until the game is over")
-                if score[p] > length - 1 + 3 * int(cube):
+                if score[p] > most:
                     raise InvalidIdError(
                         f"score of player {p} is {score[p]} in a {length}-point match; a game "
-                        f"at cube {int(cube)} ends at {length - 1 + 3 * int(cube)} points or fewer")
-            if min(score) >= length:
-                raise InvalidIdError(f"both players have {length} or more points in a "
-                                     f"{length}-point match")
+                        f"at cube {int(cube)} ends at {most} points or fewer")
             if score[0] >= length and score[1] >= length:
                 raise InvalidIdError("score: both players cannot have won the match")
             if self.crawford and max(score) < length - 1:
