@@ -789,12 +789,9 @@ class Game:
         """A new game as this one began (rules, score, Crawford flags, set-up
         position and cube), with no actions yet: apply this game's actions
         to it to walk through the game."""
-        s = self._start
         return Game(self.rules, match_length=self.match_length, score=self.score,
                     crawford=self.crawford, post_crawford=self.post_crawford,
-                    position=None if s["position"] is None else Position.from_position_id(
-                        s["position"]),
-                    on_roll=s["on_roll"], cube_value=s["cube_value"], cube_owner=s["cube_owner"])
+                    **_start_from(self._start))
 
     # -- serialisation ----------------------------------------------------------------
     def to_dict(self) -> dict:
