@@ -150,7 +150,7 @@ def _position_context(kwargs: dict, met) -> CubeContext:
 
 
 def context_options(fn=None, *, table: bool = False, base=_position_context,
-                    cube_flag: str | None = None, report_given: str | None = None):
+                    cube_flag: str | None = None):
     """Add the cube-context options to a command and pass it ``context``.
 
     The base context is ``base(keywords, met)`` (default: the context of
@@ -159,12 +159,10 @@ def context_options(fn=None, *, table: bool = False, base=_position_context,
     command that also has ``--cubeless`` (:func:`cubeless_option`) refuses
     explicit context options beside it.  ``cube_flag`` (a keyword name):
     ``--cube`` may also stand alone, without a value, and the command's
-    keyword ``cube_flag`` says whether it did; ``report_given`` (a keyword
-    name): that keyword of the command says whether any context option was
-    given."""
+    keyword ``cube_flag`` says whether it did."""
     if fn is None:
         return functools.partial(context_options, table=table, base=base,
-                                 cube_flag=cube_flag, report_given=report_given)
+                                 cube_flag=cube_flag)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -173,8 +171,6 @@ def context_options(fn=None, *, table: bool = False, base=_position_context,
             kwargs[cube_flag] = given["cube_value"] is _ALONE
             if kwargs[cube_flag]:
                 given["cube_value"] = None
-        if report_given:
-            kwargs[report_given] = any(given.values())
         met = kwargs.pop("table_name") if table else None
         if kwargs.get("cubeless") and any(given.values()):
             raise click.UsageError("--cubeless takes no cube or score options")
