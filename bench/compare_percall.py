@@ -10,10 +10,12 @@ over ``--repeat`` runs, the two engines' runs interleaved, in microseconds
 per call, and gnubg-nn's time divided by bgfast's (above 1: bgfast is
 faster).
 
-gnubg-nn keeps an evaluation cache across calls, so from the second run on
-its evaluations of the corpus are cache hits; bgfast has no cache.  The
-measures that evaluate are therefore also timed with gnubg-nn's net loaded
-with ``cache_size=0`` (the "no cache" columns).  gnubg-nn has no cubeful
+Both engines keep an evaluation cache across calls (gnubg-nn's net, and
+bgfast's ``Net.set_cache``), so from the second run on the evaluations of
+the corpus are mostly cache hits.  The measures that evaluate are therefore
+also timed with both caches off (gnubg-nn's net loaded with
+``cache_size=0``, bgfast's ``set_cache(0)``): the "no cache" columns, the
+cost of positions neither has seen.  gnubg-nn has no cubeful
 play ranking: the cubeful row sets bgfast's cubeful money ranking beside
 gnubg-nn's cubeless ``bestmove``.
 """
@@ -33,6 +35,7 @@ from bench_corpus import corpus  # noqa: E402
 from bgfast.cube import CubeContext  # noqa: E402
 from bgfast.evaluate import get_evaluator, rank_plays  # noqa: E402
 from bgfast.movegen import legal_plays, legal_plays_batch  # noqa: E402
+from bgfast.net import NetEvaluator, default_net  # noqa: E402
 from bgfast.position import Position  # noqa: E402
 
 
@@ -45,9 +48,10 @@ def percall_corpus(pairs: int, seed: int = 1):
 
 
 def measures(boards, dice):
-    """``[(name, bgfast_fn, gnubg_fn or None, gnubg_fn without its cache
-    or None, unit_count)]``: each fn runs the measure once over the corpus;
-    unit_count (results, or None) gives a results/s column."""
+    """``[(name, bgfast_fn, gnubg_fn or None, bgfast_fn without its cache
+    or None, gnubg_fn without its cache or None, unit_count)]``: each fn
+    runs the measure once over the corpus; unit_count (results, or None)
+    gives a results/s column."""
     pos = [Position(b) for b in boards]
     arrs = [p.board for p in pos]
     rolls = [tuple(int(x) for x in d) for d in dice]
@@ -85,29 +89,42 @@ def measures(boards, dice):
             "toid": lambda: _each(gnubg_nn.position_id, [(b,) for b in lists]),
         }
         cold = {k: nocache(g[k]) for k in ("bestmove", "probs")}
+    cold_net = default_net().copy()          # the same weights, without a cache
+    cold_net.set_cache(0)
+    cold_ev = NetEvaluator(cold_net)
+
     pr = [(p, d1, d2) for p, (d1, d2) in zip(pos, rolls)]
     ar = list(zip(arrs, rolls))
     one = [(p,) for p in pos]
     best, best0 = g.get("bestmove"), cold.get("bestmove")
-    return [
-        ("rank_plays 0-ply cubeless (vs bestmove list=1)",
-         lambda: _each(rank_plays, pr), best, best0, None),
-        ("  ... and read the best play",
-         lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2)[:1], pr), best, best0, None),
-        ("  ... and read every play",
-         lambda: _each(lambda p, d1, d2: list(rank_plays(p, d1, d2)), pr), best, best0, None),
-        ("rank_plays 0-ply cubeful money (vs bestmove list=1)",
-         lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2, cube=money), pr), best, best0, None),
+
+    def ranked(ev):
+        return [
+            ("rank_plays 0-ply cubeless (vs bestmove list=1)",
+             lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2, evaluator=ev), pr)),
+            ("  ... and read the best play",
+             lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2, evaluator=ev)[:1], pr)),
+            ("  ... and read every play",
+             lambda: _each(lambda p, d1, d2: list(rank_plays(p, d1, d2, evaluator=ev)), pr)),
+            ("rank_plays 0-ply cubeful money (vs bestmove list=1)",
+             lambda: _each(lambda p, d1, d2: rank_plays(p, d1, d2, cube=money, evaluator=ev), pr)),
+        ]
+
+    rankings = [(name, fn, best, fn0, best0, None)
+                for (name, fn), (_, fn0) in zip(ranked("net"), ranked(cold_ev))]
+    return rankings + [
         ("legal_plays_batch, one board (vs moves)",
-         lambda: _each(legal_plays_batch, ar), g.get("moves"), None, nres),
+         lambda: _each(legal_plays_batch, ar), g.get("moves"), None, None, nres),
         ("legal_plays, Play objects (vs moves)",
-         lambda: _each(legal_plays, pr), g.get("moves"), None, nres),
+         lambda: _each(legal_plays, pr), g.get("moves"), None, None, nres),
         ("Position.from_position_id (vs boardfromid)",
-         lambda: _each(Position.from_position_id, [(i,) for i in ids]), g.get("fromid"), None, None),
+         lambda: _each(Position.from_position_id, [(i,) for i in ids]), g.get("fromid"), None, None,
+         None),
         ("Position.position_id (vs position_id)",
-         lambda: _each(Position.position_id, one), g.get("toid"), None, None),
+         lambda: _each(Position.position_id, one), g.get("toid"), None, None, None),
         ("evaluate one position 0-ply (vs probabilities)",
-         lambda: _each(ev.evaluate, one), g.get("probs"), cold.get("probs"), None),
+         lambda: _each(ev.evaluate, one), g.get("probs"), lambda: _each(cold_ev.evaluate, one),
+         cold.get("probs"), None),
     ]
 
 
@@ -135,12 +152,12 @@ def cpu_median(fns, repeat):
 
 
 def run(pairs: int = 2000, repeat: int = 7, seed: int = 1):
-    """``[(name, bgfast_us, gnubg_us or None, gnubg_no_cache_us or None,
-    bgfast_results_per_s or None)]``."""
+    """``[(name, bgfast_us, gnubg_us or None, bgfast_no_cache_us or None,
+    gnubg_no_cache_us or None, bgfast_results_per_s or None)]``."""
     boards, dice = percall_corpus(pairs, seed)
     rows = []
-    for name, ours, theirs, cold, nres in measures(boards, dice):
-        times = cpu_median([ours, theirs, cold], repeat)
+    for name, ours, theirs, ours0, theirs0, nres in measures(boards, dice):
+        times = cpu_median([ours, theirs, ours0, theirs0], repeat)
         us = [None if t is None else t / pairs * 1e6 for t in times]
         rows.append((name, *us, None if nres is None else nres / times[0]))
     return rows
@@ -154,15 +171,20 @@ def main():
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, python {platform.python_version()}")
     print(f"{args.pairs} (position, roll) calls per run, median CPU time of {args.repeat} runs\n")
     rows = run(args.pairs, args.repeat)
-    print(f"{'':63s} {'gnubg-nn':^19s} {'gnubg-nn, no cache':^19s}")
-    print(f"{'measure':52s} {'bgfast us':>10s} {'us':>10s} {'ratio':>8s} {'us':>10s} {'ratio':>8s}"
-          f" {'bgfast results/s':>17s}")
-    for name, ours, theirs, cold, rate in rows:
+    print(f"{'':52s} {'caches on':^30s} {'caches off':^30s}")
+    print(f"{'measure':52s} {'bgfast us':>10s} {'gnubg-nn':>10s} {'ratio':>8s} {'bgfast us':>10s}"
+          f" {'gnubg-nn':>10s} {'ratio':>8s} {'bgfast results/s':>17s}")
+    for name, ours, theirs, ours0, theirs0, rate in rows:
         cells = ""
-        for t in (theirs, cold):
-            cells += f" {t:10.2f} {theirs_ratio(t, ours):>8s}" if t else f" {'-':>10s} {'':8s}"
+        for a, t in ((ours, theirs), (ours0, theirs0)):
+            if a is None:
+                cells += f" {'-':>10s} {'-':>10s} {'':8s}"
+            elif t:
+                cells += f" {a:10.2f} {t:10.2f} {theirs_ratio(t, a):>8s}"
+            else:
+                cells += f" {a:10.2f} {'-':>10s} {'':8s}"
         r = f"{rate:17,.0f}" if rate else ""
-        print(f"{name:52s} {ours:10.2f}{cells} {r}")
+        print(f"{name:52s}{cells} {r}")
 
 
 def theirs_ratio(theirs: float, ours: float) -> str:

@@ -12,8 +12,8 @@ PAIRS = 500
 
 def _table():
     boards, dice = percall_corpus(PAIRS)
-    return {name.strip(" ."): (ours, theirs, cold)
-            for name, ours, theirs, cold, _n in measures(boards, dice)}
+    return {name.strip(" ."): (ours, theirs, ours0, theirs0)
+            for name, ours, theirs, ours0, theirs0, _n in measures(boards, dice)}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,13 @@ def test_gnubg_nn(benchmark, table, name):
 
 
 @pytest.mark.parametrize("name", [NAMES[0], NAMES[-1]])
+def test_bgfast_no_cache(benchmark, table, name):
+    benchmark.extra_info["calls"] = PAIRS
+    benchmark(table[name][2])
+
+
+@pytest.mark.parametrize("name", [NAMES[0], NAMES[-1]])
 def test_gnubg_nn_no_cache(benchmark, table, name):
     pytest.importorskip("gnubg_nn")
     benchmark.extra_info["calls"] = PAIRS
-    benchmark(table[name][2])
+    benchmark(table[name][3])

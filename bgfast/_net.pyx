@@ -30,6 +30,8 @@ from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t, uint64_t, uint32_t
 from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport malloc, calloc, free
 from libc.math cimport exp, expf, log, sqrt, cos
+from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock,
+                              PyThread_acquire_lock, PyThread_release_lock, NOWAIT_LOCK)
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
@@ -962,6 +964,70 @@ cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1,
 # the Python-visible model
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# a Model's 0-ply evaluation cache
+# ---------------------------------------------------------------------------
+#
+# Model.evaluate answers the same boards again and again: the plays of a
+# position ranked once more, the positions of a game analysed with several
+# settings.  A direct-mapped table of the net's outputs keyed by the whole
+# board (the newest entry replacing the old) answers them without the
+# forward pass.  A hit copies the doubles a miss stored, so the values are
+# the same bits with or without the cache, whatever it holds.
+
+cdef struct EvalEntry:
+    uint8_t key[50]
+    uint8_t used
+    double p[5]
+
+
+cdef struct EvalCache:
+    EvalEntry* ent
+    int log2
+    int64_t lookups, hits
+
+
+cdef inline uint64_t _board_hash(const uint8_t* b) noexcept nogil:
+    cdef uint64_t w, h = 0x243F6A8885A308D3ULL
+    cdef int i
+    for i in range(6):
+        memcpy(&w, b + 8 * i, 8)
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+    w = <uint64_t>b[48] | (<uint64_t>b[49] << 8)
+    h = (h ^ w) * 0x9E3779B97F4A7C15ULL
+    return h ^ (h >> 32)
+
+
+cdef void _cached_onroll(EvalCache* k, const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    """net_onroll(net, b, p) through the cache k (net.tables set)."""
+    cdef EvalEntry* e
+    if _over(b):
+        over_probs(b, p)
+        return
+    if table_probs(b, p):
+        return
+    e = &k.ent[_board_hash(b) >> (64 - k.log2)]
+    k.lookups += 1
+    if e.used and memcmp(e.key, b, 50) == 0:
+        k.hits += 1
+        memcpy(p, e.p, 5 * sizeof(double))
+        return
+    net_forward(net, b, p)
+    memcpy(e.key, b, 50)
+    memcpy(e.p, p, 5 * sizeof(double))
+    e.used = 1
+
+
+#: log2 of the entries of a new Model's evaluation cache (96 bytes each)
+EVAL_CACHE_LOG2 = 17
+#: the most boards of a Model.evaluate call that goes through the cache: a
+#: bulk call of distinct boards would only pay for the lookups
+EVAL_CACHE_MAX_BATCH = 256
+#: the most entries a Model's evaluation cache can have (log2)
+EVAL_CACHE_MAX_LOG2 = 26
+
+
 cdef class Model:
     """Weights of the contact (0) and race (1) nets, float32:
     w1[2, 196 + F, H], b1[2, H], w2[2, H, 5], b2[2, 5], F the hand-made
@@ -971,6 +1037,19 @@ cdef class Model:
 
     cdef NetC net
     cdef readonly object w1, b1, w2, b2, T, W2T
+    cdef EvalCache ec
+    cdef PyThread_type_lock ec_lock
+
+    def __cinit__(self):
+        self.ec.log2 = EVAL_CACHE_LOG2
+        self.ec_lock = PyThread_allocate_lock()
+        if self.ec_lock == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.ec.ent)
+        if self.ec_lock != NULL:
+            PyThread_free_lock(self.ec_lock)
 
     def __init__(self, w1, b1, w2, b2, int groups=0):
         w1 = np.ascontiguousarray(w1, dtype=np.float32)
@@ -1024,9 +1103,33 @@ cdef class Model:
         return NET_RAW_INPUTS + self.net.nf
 
     def refresh(self):
-        """Rebuild the per-slot tables from w1."""
+        """Rebuild the per-slot tables from w1 (and empty the evaluation cache)."""
         with nogil:
             _build_tables(&self.net)
+        self.clear_cache()
+
+    def clear_cache(self):
+        """Empty the evaluation cache (its counters stay)."""
+        if self.ec.ent != NULL:
+            memset(self.ec.ent, 0, sizeof(EvalEntry) << self.ec.log2)
+
+    def set_cache(self, int log2):
+        """Give :meth:`evaluate` a cache of ``2**log2`` entries (0: none),
+        empty, its counters reset.  The cache changes the speed, never the
+        values."""
+        if not 0 <= log2 <= EVAL_CACHE_MAX_LOG2:
+            raise ValueError(f"cache size must be 0..{EVAL_CACHE_MAX_LOG2} (log2), not {log2}")
+        PyThread_acquire_lock(self.ec_lock, 1)
+        free(self.ec.ent)
+        self.ec.ent = NULL
+        self.ec.log2 = log2
+        self.ec.lookups = self.ec.hits = 0
+        PyThread_release_lock(self.ec_lock)
+
+    def cache_info(self):
+        """``(log2 of the entries, lookups, hits)`` of the evaluation cache:
+        the lookups are the evaluations the net would have made."""
+        return self.ec.log2, self.ec.lookups, self.ec.hits
 
     def evaluate(self, const uint8_t[:, :, ::1] boards, bint tables=True, int nthreads=1):
         """float64[N, 5] for the player on roll of each board (validated by the caller)."""
@@ -1037,7 +1140,20 @@ cdef class Model:
         net.tables = tables
         if n == 0:
             return out
-        if nthreads <= 1:
+        if (nthreads <= 1 and tables and self.ec.log2 and n <= EVAL_CACHE_MAX_BATCH
+                and PyThread_acquire_lock(self.ec_lock, NOWAIT_LOCK)):
+            # one caller at a time uses the cache; another evaluates without it
+            try:
+                if self.ec.ent == NULL:
+                    self.ec.ent = <EvalEntry*>calloc(<size_t>1 << self.ec.log2, sizeof(EvalEntry))
+                    if self.ec.ent == NULL:
+                        raise MemoryError()
+                with nogil:
+                    for i in range(n):
+                        _cached_onroll(&self.ec, &net, &boards[i, 0, 0], &o[i, 0])
+            finally:
+                PyThread_release_lock(self.ec_lock)
+        elif nthreads <= 1:
             with nogil:
                 for i in range(n):
                     net_onroll(&net, &boards[i, 0, 0], &o[i, 0])
@@ -1397,6 +1513,7 @@ def _train(Model model, uint64_t seed, int64_t first_game, int64_t ngames, int r
         nthreads = 1
     cdef int R = round_games, i, th
     cdef int64_t done = 0, plies = 0, g0
+    model.clear_cache()
     cdef int nth = nthreads if nthreads < R else R
     cdef NetCtx** ctx = <NetCtx**>malloc(nth * sizeof(NetCtx*))
     cdef GameRec* recs = <GameRec*>malloc(R * sizeof(GameRec))
@@ -1449,6 +1566,7 @@ def _train(Model model, uint64_t seed, int64_t first_game, int64_t ngames, int r
         free(recs)
     if err < 0:
         raise RuntimeError(f"move generation failed in self-play ({err})")
+    model.clear_cache()
     return plies, done
 
 
@@ -1718,6 +1836,7 @@ def _supervised(Model model, const uint8_t[:, :, ::1] boards, const double[:, ::
         for i in range(n):
             _learn(net, &boards[i, 0, 0], &targets[i, 0], alpha)
         _build_tables(net)
+    model.clear_cache()
 
 
 def _selfplay_states(Model model, uint64_t seed, int64_t first_game, int64_t ngames):

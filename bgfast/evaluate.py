@@ -186,9 +186,15 @@ _REGISTRY: dict[str, Callable[[], Evaluator]] = {
 
 def _net_evaluator() -> Evaluator:
     """bgfast's own neural net (bgfast.net), loaded on first use."""
-    from .net import NetEvaluator
+    global _net_evaluator_class
+    if _net_evaluator_class is None:
+        from .net import NetEvaluator
 
-    return NetEvaluator()
+        _net_evaluator_class = NetEvaluator
+    return _net_evaluator_class()
+
+
+_net_evaluator_class = None
 
 
 _REGISTRY["net"] = _net_evaluator

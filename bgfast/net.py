@@ -172,6 +172,26 @@ class Net:
         a = self.arrays()
         return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], self.groups), self.meta)
 
+    def set_cache(self, log2: int) -> None:
+        """Give 0-ply evaluation a cache of ``2**log2`` entries of 96 bytes
+        (0: none; a net starts with ``2**17``, made on first use).  Calls of
+        at most 256 boards on one thread go through it, keyed by the whole
+        board: a hit returns the very values the net computed, so the cache
+        changes the speed, never the results."""
+        if isinstance(log2, bool) or not isinstance(log2, (int, np.integer)):
+            raise BgfastError(f"cache size must be an integer (log2), not {log2!r}")
+        try:
+            self.model.set_cache(int(log2))
+        except ValueError as exc:
+            raise BgfastError(str(exc)) from None
+
+    def cache_info(self) -> dict:
+        """The evaluation cache: ``{"log2": entries (log2), "lookups": the
+        evaluations asked of the net through it, "hits": those answered
+        from it}``."""
+        log2, lookups, hits = self.model.cache_info()
+        return {"log2": log2, "lookups": lookups, "hits": hits}
+
     def evaluate_batch(self, boards, *, tables: bool = True, nthreads: int = 1) -> np.ndarray:
         """0-ply probabilities float64[N, 5] for the player on roll."""
         b = as_boards(boards)

@@ -631,3 +631,73 @@ def test_beginner_cube_stays_simple():
     assert not b.wants_to_double(g)
     g.double()
     assert b.respond_to_double(g) == "take"
+
+
+def test_evaluation_cache_returns_the_bits_the_net_computes(boards):
+    net = netmod.random_net(hidden=24, seed=5, scale=0.5)
+    cold = net.copy()
+    cold.set_cache(0)
+    want = cold.evaluate_batch(boards)
+    net.set_cache(8)                     # 256 entries: hits, misses and replacements
+    first = np.array([net.evaluate_batch(b[None])[0] for b in boards])
+    again = np.concatenate([net.evaluate_batch(boards[i:i + 50]) for i in range(0, len(boards), 50)])
+    np.testing.assert_array_equal(first, want)
+    np.testing.assert_array_equal(again, want)
+    info = net.cache_info()
+    assert info["log2"] == 8 and 0 < info["hits"] < info["lookups"] <= 2 * len(boards)
+    assert cold.cache_info() == {"log2": 0, "lookups": 0, "hits": 0}
+
+
+def test_evaluation_cache_skips_bulk_calls_and_other_settings(boards):
+    net = netmod.random_net(hidden=8, seed=6)
+    many = np.concatenate([boards] * 2)[:300]
+    net.evaluate_batch(many)                              # more than 256 boards
+    net.evaluate_batch(boards[:10], tables=False)
+    net.evaluate_batch(boards[:10], nthreads=2)
+    assert net.cache_info()["lookups"] == 0
+    net.evaluate_batch(boards[:10])
+    assert net.cache_info()["lookups"] > 0
+
+
+def test_evaluation_cache_forgets_weights_that_change(boards):
+    net = netmod.random_net(hidden=8, seed=7, scale=0.5)
+    b = boards[:40]
+    before = net.evaluate_batch(b)
+    net.model.w1[...] *= 0.5                             # changed in place, then refreshed
+    net.model.refresh()
+    fresh = net.copy()
+    fresh.set_cache(0)
+    np.testing.assert_array_equal(net.evaluate_batch(b), fresh.evaluate_batch(b))
+    assert not np.array_equal(net.evaluate_batch(b), before)
+    tgt = np.tile([0.9, 0.3, 0.05, 0.1, 0.01], (len(b), 1))
+    net.model.learn(np.ascontiguousarray(b), tgt, 0.05)    # trained: the cache is emptied
+    fresh = net.copy()
+    fresh.set_cache(0)
+    np.testing.assert_array_equal(net.evaluate_batch(b), fresh.evaluate_batch(b))
+    net.model.train(1, 0, 2, 1, 0.1, 0.7, 1)
+    fresh = net.copy()
+    fresh.set_cache(0)
+    np.testing.assert_array_equal(net.evaluate_batch(b), fresh.evaluate_batch(b))
+
+
+def test_evaluation_cache_from_several_threads(boards):
+    from concurrent.futures import ThreadPoolExecutor
+
+    net = netmod.random_net(hidden=16, seed=8, scale=0.5)
+    net.set_cache(6)
+    cold = net.copy()
+    cold.set_cache(0)
+    want = cold.evaluate_batch(boards)
+    chunks = [(i % 12) * 50 for i in range(96)]
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(lambda i: net.evaluate_batch(boards[i:i + 50]), chunks))
+    for i, g in zip(chunks, got):
+        np.testing.assert_array_equal(g, want[i:i + 50])
+
+
+@pytest.mark.parametrize("bad", [-1, 27, 2.0, True, "16"])
+def test_evaluation_cache_size_is_checked(bad):
+    from bgfast.errors import BgfastError
+
+    with pytest.raises(BgfastError):
+        netmod.random_net(hidden=4, seed=1).set_cache(bad)
