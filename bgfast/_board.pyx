@@ -227,6 +227,20 @@ def first_impossible(const uint8_t[:, :, ::1] boards):
     return None
 
 
+def key_board(const uint8_t[::1] key):
+    """The board of one 10-byte key, ``uint8[2, 25]`` and read-only, or None
+    when the key does not decode (see :func:`unpack`) or gives an impossible
+    board (see :func:`first_impossible`): the general path says why."""
+    cdef uint8_t b[50]
+    if key.shape[0] != 10 or unpack_key(&key[0], b) != 0 or not board_possible(b):
+        return None
+    out = np.empty((2, 25), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    memcpy(&o[0, 0], b, 50)
+    out.flags.writeable = False
+    return out
+
+
 # ---------------------------------------------------------------------------
 # the position class (bgfast.position.PositionClass), for every kernel
 # ---------------------------------------------------------------------------

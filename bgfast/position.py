@@ -248,7 +248,15 @@ class Position:
         """From gnubg's 10-byte position key (bytes)."""
         if not isinstance(key, (bytes, bytearray, memoryview)):
             raise InvalidIdError(f"a position key is 10 bytes, not {type(key).__name__}")
-        return cls._many_checked(unpack(np.frombuffer(bytes(key), dtype=np.uint8)))[0]
+        key = bytes(key)
+        board = _board.key_board(key)
+        if board is None:                  # unpack says what is wrong with it
+            return cls._many_checked(unpack(np.frombuffer(key, dtype=np.uint8)))[0]
+        pos = cls.__new__(cls)
+        pos._board = board
+        pos._key = key                     # a key that decodes is the board's own
+        pos._class = None
+        return pos
 
     @classmethod
     def from_position_id(cls, position_id: str) -> "Position":

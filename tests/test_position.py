@@ -233,3 +233,37 @@ def test_position_id_kernel_decodes_as_base64():
         else:
             with pytest.raises(InvalidIdError, match="padding bits"):
                 position_id_to_key(text)
+
+
+def test_one_key_decodes_as_the_batch_does():
+    from bgfast import _board
+    from bgfast.position import unpack
+
+    rng = np.random.default_rng(11)
+    boards = []
+    for _ in range(400):
+        b = np.zeros((2, 25), dtype=np.uint8)
+        for row in (0, 1):
+            for _ in range(int(rng.integers(0, 16))):
+                b[row, rng.integers(0, 25)] += 1
+        boards.append(b)
+    keys = _board.pack(np.array(boards))          # unchecked: impossible boards too
+    shown = 0
+    for key, b in zip(keys, boards):
+        k = key.tobytes()
+        one = _board.key_board(k)
+        possible = _board.first_impossible(b[None]) is None
+        if possible:
+            np.testing.assert_array_equal(one, unpack(key)[0])
+            pos = Position.from_key(k)
+            assert pos.key == k and not pos.board.flags.writeable and pos == Position(b)
+            shown += 1
+        else:
+            assert one is None
+            with pytest.raises(InvalidPositionError):
+                Position.from_key(k)
+    assert 50 < shown < 400
+    for bad in (b"\xff" * 10, b"\x00" * 9, bytes(9) + b"\x01"):
+        assert _board.key_board(bad) is None
+        with pytest.raises(ValueError):
+            Position.from_key(bad)
