@@ -89,6 +89,9 @@ def main():
             cells = " | ".join(f"{sc[x].error:.2f} ± {sc[x].se:.2f} | {100 * sc[x].best:.1f}%"
                                for x in sets)
             print(f"| {name} | {cells} |")
+        for name, sc, t in res:
+            print(f"{name}: plays outside the candidates " + ", ".join(
+                f"{x} {sc[x].outside}" for x in sets) + f" [{t:.1f} s]")
     else:
         for name, sc, t in res:
             cells = "  ".join(f"{x} {sc[x].error:6.2f} ± {sc[x].se:5.2f} ({100 * sc[x].best:4.1f}% "
