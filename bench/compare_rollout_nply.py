@@ -225,7 +225,7 @@ def main():
                     if g:
                         vg = g[2] ** 2 * args.gnubg_games
                         eq = (b[0] / vb) / (g[0] / vg) if vb > 0 and vg > 0 else float("nan")
-                        line += f"{g[1]:+11.4f} ± {g[2]:.4f}{vb:12.4f}{vg:9.4f}{eq:14.1f}x"
+                        line += f"{g[1]:+11.4f} ± {g[2]:.4f}{vb:12.2g}{vg:9.2g}{eq:14.1f}x"
                     print(line, flush=True)
                     if args.cache:
                         on, off, rate = cache_effect(pid, args.games, plies, vr == "on", trunc)

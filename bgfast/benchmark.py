@@ -65,7 +65,7 @@ from .position import Position, pack, unpack
 from .rollout import RolloutSettings
 from .traindata import (CLASSES, DEFAULT_PLAYERS as TRAINING_PLAYERS, KeyedRows, PositionSet,
                         _parse_players, _read, _require,
-                        _write, derive_seed, label_fields, load_positions, load_shards,
+                        _write, derive_seed, label_fields, load_keys, load_shards,
                         position_seed, prepare_directory, run_shards, sample_positions)
 
 __all__ = ["SETS", "MARGIN", "MIN_CANDIDATES", "MAX_CANDIDATES", "REFERENCE_SETTINGS",
@@ -153,12 +153,12 @@ def _roll(seed: int, key: np.ndarray) -> tuple[int, int]:
 
 
 def _exclude_keys(exclude) -> np.ndarray | None:
-    """Position keys from a positions file, a list of them, a
+    """Position keys from a positions or decisions file, a list of them, a
     :class:`PositionSet` or a key array."""
     if exclude is None:
         return None
     if isinstance(exclude, (str, os.PathLike)):
-        return load_positions(exclude).keys
+        return load_keys(exclude)
     if isinstance(exclude, PositionSet):
         return exclude.keys
     if isinstance(exclude, (list, tuple)) and exclude and all(

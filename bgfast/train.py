@@ -433,7 +433,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     """Train the net on rollout labels and write it to ``out`` (a weights
     file :func:`bgfast.net.load` reads).
 
-    ``labels``: a labels directory or a :class:`bgfast.traindata.LabelSet`;
+    ``labels``: a labels directory or a :class:`bgfast.traindata.LabelSet`,
+    or a list of them (:func:`bgfast.traindata.concat_labels`);
     ``settings``: the fields of :class:`FitSettings`.  Each net of the
     classes asked for (:data:`NET_OF_CLASS`) is trained in turn (contact,
     then race) by Adam on shuffled mini-batches (a seeded permutation per
@@ -453,7 +454,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     and after and the epochs' history, per class the metrics of
     :func:`label_metrics` before and after."""
     from .errors import BgfastError, DatabaseError
-    from .traindata import LabelSet, derive_seed, load_labels
+    from .traindata import LabelSet, concat_labels, derive_seed, load_labels
 
     out = check_writable(out, "weights file")
     ck = check_writable(checkpoint_path(out), "checkpoint file")
@@ -475,7 +476,12 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         st = FitSettings(**{k: v for k, v in settings.items() if v is not None}).check()
     net0 = _init_net(st) if state is None else None      # a bad --init: before the data
     groups = net0.groups if state is None else int(state.get("groups", 0))
-    lab = labels if isinstance(labels, LabelSet) else load_labels(labels)
+    if isinstance(labels, LabelSet):
+        lab = labels
+    elif isinstance(labels, (list, tuple)):
+        lab = concat_labels(labels)
+    else:
+        lab = load_labels(labels)
     t0 = time.monotonic()
     data = _Data(lab, st, groups)
     # the metrics' positions: the validation split, or every label without one

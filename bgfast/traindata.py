@@ -78,7 +78,7 @@ from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_PLAYERS",
            "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
-           "sample_positions", "save_positions", "load_positions", "label", "load_labels",
+           "sample_positions", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
            "label_files", "label_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
@@ -192,8 +192,9 @@ def _write(path, kind: str, arrays: dict, meta: dict) -> None:
             f.write(a.tobytes())
 
 
-def _read(path, kind: str) -> tuple[dict, dict]:
-    """``(arrays, meta)`` of a ``kind`` file; :class:`DatabaseError` unless it is intact."""
+def _read(path, kind) -> tuple[dict, dict]:
+    """``(arrays, meta)`` of a ``kind`` file (a kind, or a tuple of the kinds
+    accepted); :class:`DatabaseError` unless it is intact."""
     name = os.fspath(path)
     try:
         data = Path(path).read_bytes()
@@ -216,8 +217,9 @@ def _read(path, kind: str) -> tuple[dict, dict]:
     if version != FORMAT_VERSION:
         raise DatabaseError(f"{name} has training data format version {version}; this bgfast "
                             f"reads version {FORMAT_VERSION}")
-    if got != kind:
-        raise DatabaseError(f"{name} holds {got}, not {kind}")
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    if got not in kinds:
+        raise DatabaseError(f"{name} holds {got}, not {' or '.join(kinds)}")
     arrays, offset = {}, _HEAD.size + size
     for aname, dtype, shape in specs:
         dt = np.dtype("<" + dtype)
@@ -373,14 +375,19 @@ def _jobs(jobs) -> int:
 
 
 def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = None,
-                     exclude=None, progress: Callable | None = None) -> PositionSet:
+                     exclude=None, classes=None, bearoffs: bool = True,
+                     progress: Callable | None = None) -> PositionSet:
     """``n`` distinct positions from seeded self-play (see the module).
 
     ``players``: names of :func:`bgfast.duel.get_player` with weights (a
     dict, a list, or ``"net=45,pubeval=20,..."``; default
     :data:`DEFAULT_PLAYERS`); ``gnubg`` needs the optional gnubg-nn package.
     ``exclude``: position keys (``uint8[M, 10]`` or a :class:`PositionSet`)
-    that are not to be taken (for example a held-out set).  ``jobs``:
+    that are not to be taken (for example a held-out set).  ``classes``:
+    names of :data:`CLASSES`; only positions of these classes are taken
+    (default all).  ``bearoffs=False`` leaves out the bear-offs (every
+    checker of both sides in its home board), which the evaluators value by
+    their tables; each player still plays its share of the games.  ``jobs``:
     processes (default every core; the result does not depend on it).
     ``progress(done, n)`` is called as positions are found.
     """
@@ -390,6 +397,7 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
         raise BgfastError("seed must be in 0 .. 2**64 - 1")
     plist = _parse_players(players)
     jobs = _jobs(jobs)
+    wanted = _class_mask(classes)
     for name, _w in plist:
         _game_player(name)                  # unknown names, a missing gnubg-nn: before any work
     seen: set = set()
@@ -415,7 +423,9 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
         try:
             for boards in stream:
                 games += _GAMES_PER_BLOCK
-                keep = ~exact_covered(boards)
+                keep = ~exact_covered(boards) & wanted[classify(boards)]
+                if not bearoffs:
+                    keep &= classify_boards(boards) != PositionClass.BEAROFF
                 for k in pack(boards[keep]):
                     kb = k.tobytes()
                     if kb in seen:
@@ -440,15 +450,38 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     karr = np.ascontiguousarray(karr[order])
     src = np.asarray(sources, dtype=np.uint8)[order]
     meta = {"n": int(n), "seed": int(seed), "players": [list(p) for p in plist],
+            **({} if classes is None else {"classes": [CLASSES[i] for i in np.flatnonzero(wanted)]}),
+            **({} if bearoffs else {"bearoffs": False}),
             "games": games_played, "excluded_keys": 0 if exclude is None else len(seen) - len(keys),
             "crashed_in_play": CRASHED_IN_PLAY, "games_per_block": _GAMES_PER_BLOCK}
     return PositionSet(karr, classify(unpack(karr)), src, plist, meta)
+
+
+def _class_mask(classes) -> np.ndarray:
+    """``bool[len(CLASSES)]``: the classes named (all for None)."""
+    if classes is None:
+        return np.ones(len(CLASSES), dtype=bool)
+    names = [classes] if isinstance(classes, str) else list(classes)
+    for c in names:
+        if c not in CLASSES:
+            raise BgfastError(f"unknown position class {c!r}; the classes are {', '.join(CLASSES)}")
+    if not names:
+        raise BgfastError("no position class named")
+    return np.isin(np.arange(len(CLASSES)), [CLASSES.index(c) for c in names])
 
 
 def save_positions(ps: PositionSet, path) -> None:
     """Write a :class:`PositionSet` (kind ``positions``), atomically."""
     _write(path, "positions", {"key": ps.keys, "cls": ps.classes, "source": ps.sources},
            {**ps.meta, "players": [list(p) for p in ps.players], "digest": ps.digest})
+
+
+def load_keys(path) -> np.ndarray:
+    """The position keys (``uint8[N, 10]``) of a positions file or of a
+    benchmark's decisions file, for ``exclude``."""
+    arrays, _meta = _read(path, ("positions", "benchmark-decisions"))
+    _require(arrays, ("key",), path)
+    return np.ascontiguousarray(arrays["key"].reshape(-1, 10))
 
 
 def load_positions(path) -> PositionSet:
@@ -604,6 +637,57 @@ def label(positions, settings: RolloutSettings | None = None, out="labels", *,
             "seconds": r["seconds"], "out": r["out"]}
 
 
+def _value_block(block, plies: int) -> tuple:
+    """The net's ``plies``-ply values of positions ``start ..`` of a block,
+    as label rows ``(mean, stderr, games, plies)`` (no sampling: zero
+    standard errors, no games)."""
+    from .evaluate import equity
+    from .net import default_net
+
+    _start, keys = block
+    p = default_net().evaluate_plies(np.ascontiguousarray(unpack(keys)), plies)
+    n = p.shape[0]
+    return (np.concatenate([p, equity(p)[:, None]], axis=1), np.zeros((n, 6)),
+            np.zeros(n, dtype=np.int32), np.zeros(n))
+
+
+def label_values(positions, plies: int = 1, out="values", *, resume: bool = False,
+                 jobs: int | None = None, limit: int | None = None, shard_size: int = 4096,
+                 block_size: int = 256, checkpoint_seconds: float = 60.0,
+                 progress: Callable | None = None) -> dict:
+    """Label positions ``0 .. limit - 1`` of ``positions`` with the net's own
+    ``plies``-ply values (:meth:`bgfast.net.Net.evaluate_plies`, the bear-off
+    tables included) instead of rollouts: the targets of training a net
+    towards its look-ahead, which makes its values consistent from one roll
+    to the next (what the luck adjustment of rollouts subtracts).  The net is
+    :func:`bgfast.net.default_net` (``$BGFAST_NET`` selects a weights file),
+    recorded by its checksum.  The files, shards, resume and summary are
+    those of :func:`label`; the standard errors, games and plies are zero."""
+    from . import __version__
+
+    if not isinstance(plies, (int, np.integer)) or not 1 <= plies <= 3:
+        raise BgfastError("plies must be 1, 2 or 3")
+    if limit is not None and int(limit) < 0:
+        raise BgfastError("limit must be >= 0")
+    ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
+    total = len(ps) if limit is None else min(int(limit), len(ps))
+    expect = {"settings": {"values": "net", "plies": int(plies)}, "positions": ps.digest,
+              "net": _net_checksum(), "bgfast": __version__}
+
+    def rows_of(a, result):
+        mean, se, games, pl = result
+        n = mean.shape[0]
+        return (np.arange(a, a + n, dtype=np.int64), ps.keys[a:a + n], ps.classes[a:a + n],
+                mean, se, games, pl)
+
+    r = run_shards(out, "labels", _LABEL_ARRAYS, expect, len(ps), total, _value_block, int(plies),
+                   lambda a, b: (a, ps.keys[a:b]), rows_of, resume=resume, jobs=jobs,
+                   shard_size=shard_size, block_size=block_size,
+                   checkpoint_seconds=checkpoint_seconds, progress=progress)
+    return {"positions": r["rows"], "labelled": r["computed"], "shards": r["shards"],
+            "seconds": r["seconds"], "out": r["out"]}
+
+
 def prepare_directory(out, what: str) -> Path:
     """The output directory ``out`` of a sharded run (made if its parent
     exists), checked writable before any work; ``what`` names the contents
@@ -747,6 +831,21 @@ def load_shards(directory, kind: str = "labels", names: tuple = _LABEL_ARRAYS,
     if (np.diff(rows["index"]) != 1).any() or rows["index"][0] != 0:
         raise DatabaseError(f"{os.fspath(directory)}: the shards do not follow each other")
     return rows, meta0
+
+
+def concat_labels(sets) -> LabelSet:
+    """One :class:`LabelSet` of several (directories or sets), in the order
+    given: for training on labels made at different settings or from
+    different positions files.  ``index`` stays each position's index in its
+    own positions file; ``meta["parts"]`` holds the parts' ``meta``."""
+    parts = [s if isinstance(s, LabelSet) else load_labels(s) for s in sets]
+    if not parts:
+        raise BgfastError("no labels given")
+    if len(parts) == 1:
+        return parts[0]
+    cat = {name: np.concatenate([getattr(p, name) for p in parts])
+           for name in ("index", "keys", "classes", "mean", "stderr", "games", "plies")}
+    return LabelSet(**cat, meta={"parts": [p.meta for p in parts]})
 
 
 def load_labels(directory, *, partial: bool = True) -> LabelSet:

@@ -217,6 +217,33 @@ def test_cli_trains_and_resumes(lab, tmp_path):
         assert r.exit_code == 0 and "8 games" in r.output, r.output
 
 
+def test_several_label_directories_train_as_one_set(lab, tmp_path):
+    n = len(lab)
+    half = n // 2
+    parts = [td.LabelSet(np.arange(sl.stop - sl.start, dtype=np.int64),    # each its own file's
+                         *(getattr(lab, f)[sl] for f in ("keys", "classes", "mean", "stderr",
+                                                         "games", "plies")), {"part": i})
+             for i, sl in enumerate((slice(0, half), slice(half, n)))]
+    a = _write_dir(parts[0], tmp_path / "A")
+    b = _write_dir(parts[1], tmp_path / "B")
+    both = td.concat_labels([a, b])
+    assert both.keys.tobytes() == lab.keys.tobytes() and both.mean.tobytes() == lab.mean.tobytes()
+    assert len(both.meta["parts"]) == 2
+    kw = dict(epochs=2, batch=64, seed=3, progress=False)
+    whole = trainmod.fit(lab, tmp_path / "whole.npz", **kw)
+    r = CliRunner().invoke(main, ["train", "supervised", str(a), str(b), "-o",
+                                  str(tmp_path / "ab.npz"), "--epochs", "2", "--batch", "64",
+                                  "--seed", "3", "--json", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["counts"] == whole["counts"]
+    wa, wb = netmod.load(tmp_path / "whole.npz").arrays(), netmod.load(tmp_path / "ab.npz").arrays()
+    assert all((wa[k] == wb[k]).all() for k in wa)               # the same weights, bit for bit
+    one = trainmod.fit([a], tmp_path / "a.npz", **kw)
+    assert sum(v["labels"] for v in one["counts"].values()) == half
+    with pytest.raises(BgfastError, match="no labels given"):
+        td.concat_labels([])
+
+
 @pytest.mark.parametrize("args, code, words", [
     (["{L}", "-o", "{T}/no/n.npz"], 2, "does not exist"),
     (["{T}/missing", "-o", "{T}/n.npz"], 2, "does not exist"),

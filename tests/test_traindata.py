@@ -119,6 +119,73 @@ def test_sample_positions_exclude_and_reject(sample):
         td.sample_positions(5, seed=1, exclude=np.zeros((3, 9), dtype=np.uint8))
 
 
+def test_sample_positions_of_chosen_classes(sample, positions_file, tmp_path):
+    race = td.sample_positions(40, seed=4, players=QUICK, jobs=1, classes=["race"],
+                               bearoffs=False, exclude=td.load_keys(positions_file))
+    assert len(race) == 40 and race.class_counts() == {"contact": 0, "crashed": 0, "race": 40}
+    cls = classify_boards(race.boards)
+    assert (cls == PositionClass.RACE).all()                      # no bear-off, no contact
+    assert not {k.tobytes() for k in race.keys} & {k.tobytes() for k in sample.keys}
+    assert race.meta["classes"] == ["race"] and race.meta["bearoffs"] is False
+    with_bearoffs = td.sample_positions(40, seed=4, players=QUICK, jobs=1, classes="race")
+    assert (classify_boards(with_bearoffs.boards) == PositionClass.BEAROFF).any()
+    both = td.sample_positions(30, seed=4, players=QUICK, jobs=1, classes=("contact", "crashed"))
+    assert both.class_counts()["race"] == 0 and both.class_counts()["contact"] > 0
+    with pytest.raises(BgfastError, match="unknown position class 'races'"):
+        td.sample_positions(5, seed=1, classes=["races"])
+    with pytest.raises(BgfastError, match="no position class"):
+        td.sample_positions(5, seed=1, classes=[])
+
+
+def test_load_keys_reads_positions_and_decisions(sample, positions_file, tmp_path):
+    from bgfast import benchmark
+
+    assert td.load_keys(positions_file).tobytes() == sample.keys.tobytes()
+    d = benchmark.select_decisions(6, seed=2, players=QUICK, jobs=1)
+    benchmark.save_decisions(d, tmp_path / "decisions.bgtd")
+    assert td.load_keys(tmp_path / "decisions.bgtd").tobytes() == d.keys.tobytes()
+    lab = tmp_path / "L"
+    td.label(sample, TINY, out=lab, limit=2, jobs=1)
+    shard = sorted(lab.glob("*.bgtd"))[0]
+    with pytest.raises(DatabaseError, match="not positions or benchmark-decisions"):
+        td.load_keys(shard)
+
+
+def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_path, run):
+    from bgfast import net as netmod
+    from bgfast.evaluate import equity
+
+    out = tmp_path / "V"
+    r = td.label_values(sample, 1, out, jobs=2, shard_size=50, block_size=16)
+    assert r["positions"] == 120 and r["shards"] == 3            # 50 + 50 + 20
+    lab = td.load_labels(out)
+    want = netmod.default_net().evaluate_plies(sample.boards, 1)
+    assert lab.probs.tobytes() == want.tobytes()
+    assert (lab.equity == equity(want)).all() and not lab.stderr.any() and not lab.games.any()
+    assert lab.meta["settings"] == {"values": "net", "plies": 1}
+    # stopped part way and resumed: the same files as one run
+    part = tmp_path / "P"
+    td.label_values(sample, 1, part, jobs=1, shard_size=50, limit=70)
+    td.label_values(sample, 1, part, jobs=1, shard_size=50, resume=True)
+    for f in sorted(out.iterdir()):
+        assert (part / f.name).read_bytes() == f.read_bytes(), f.name
+    with pytest.raises(BgfastError, match="already holds"):
+        td.label_values(sample, 1, part)
+    with pytest.raises(DatabaseError, match="settings"):
+        td.label_values(sample, 2, part, resume=True, shard_size=50)
+    with pytest.raises(BgfastError, match="plies must be 1, 2 or 3"):
+        td.label_values(sample, 0, tmp_path / "W")
+    r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 1, "-j", 1,
+            "--limit", 30, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["positions"] == 30
+    assert td.load_labels(tmp_path / "C").probs.tobytes() == want[:30].tobytes()
+    r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 4)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    r = run("data", "values", positions_file, "-o", tmp_path / "C")
+    assert r.exit_code == 2 and "already holds" in r.stderr and r.stderr.count("\n") == 1
+
+
 def test_gnubg_as_a_source(gnubg_nn):
     ps = td.sample_positions(40, seed=2, players="gnubg=1,net=1", jobs=1)
     assert ps.source_counts() == {"gnubg": 20, "net": 20}
@@ -293,6 +360,13 @@ def test_cli_positions_and_label(run, tmp_path, sample, monkeypatch):
             "--limit", 8, "--resume")
     assert r.exit_code == 0 and "8 positions labelled (3 in this run" in r.stdout
     assert len(td.load_labels(out)) == 8
+    r = run("data", "positions", "-n", 20, "--seed", 4, "--players", QUICK, "-o", tmp_path / "r.bgtd",
+            "-j", 1, "--class", "race", "--no-bearoffs", "--exclude", p, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["classes"] == {"contact": 0, "crashed": 0, "race": 20}
+    race = td.load_positions(tmp_path / "r.bgtd")
+    assert (classify_boards(race.boards) == PositionClass.RACE).all()
+    assert not {k.tobytes() for k in race.keys} & {k.tobytes() for k in sample.keys}
 
 
 def test_cli_usage_errors_are_one_line(run, tmp_path):
@@ -305,6 +379,7 @@ def test_cli_usage_errors_are_one_line(run, tmp_path):
         ("data", "positions", "-n", 5, "-o", tmp_path / "p.bgtd", "--players", "nobody"),
         ("data", "positions", "-n", 0, "-o", tmp_path / "p.bgtd"),
         ("data", "positions", "-n", 5, "-o", tmp_path),                   # a directory
+        ("data", "positions", "-n", 5, "-o", tmp_path / "p.bgtd", "--class", "races"),
     ]
     for args in cases:
         r = run(*args)

@@ -7,6 +7,8 @@
 # (the shard being filled is written first) and run again to go on.
 set -e
 cd "$(dirname "$0")/.."
+# the net that made these data (their shards record its checksum)
+export BGFAST_NET=data/net/td-net.npz
 RESUME=""
 [ -f data/benchmark-full/decisions.bgtd ] && RESUME="--resume"
 BGFAST_PROGRESS=1 TQDM_MININTERVAL=300 nice -n 19 python -m bgfast benchmark build \

@@ -5,6 +5,8 @@
 # filled is written first) and run again to go on.
 set -e
 cd "$(dirname "$0")/.."
+# the net that made these data (their shards record its checksum)
+export BGFAST_NET=data/net/td-net.npz
 mkdir -p data/training
 if [ ! -f data/training/positions.bgtd ]; then
     nice -n 19 python -m bgfast data positions -n 200000 --seed 1 -o data/training/positions.bgtd

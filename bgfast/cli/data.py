@@ -31,25 +31,33 @@ def data():
               help="Players and weights, e.g. net=45,pubeval=20,easy=10,medium=10,"
                    "beginner=10,expert=5 (the default); gnubg needs gnubg-nn.")
 @click.option("--exclude", "excludes", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="A positions file whose positions are not taken (repeatable).")
+              help="A positions file, or a benchmark's decisions.bgtd, whose positions are "
+                   "not taken (repeatable).")
+@click.option("--class", "classes", multiple=True,
+              type=click.Choice(["contact", "crashed", "race"], case_sensitive=False),
+              help="Take only positions of this class (repeatable; default all).")
+@click.option("--bearoffs/--no-bearoffs", default=True, show_default=True,
+              help="Take bear-offs (every checker of both sides home), which the tables value.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None,
               help="Processes (default: every core); the result does not depend on it.")
 @json_option("Print the summary as JSON.")
-def positions(count, seed, output, players, excludes, jobs, as_json):
+def positions(count, seed, output, players, excludes, classes, bearoffs, jobs, as_json):
     """Find distinct positions in seeded self-play and write them to OUTPUT,
     each with its class (contact, crashed, race)."""
     import numpy as np
 
     from .._files import check_writable
-    from ..traindata import load_positions, sample_positions, save_positions
+    from ..traindata import load_keys, sample_positions, save_positions
 
     check_writable(output)
     exclude = None
     if excludes:
-        exclude = np.concatenate([load_positions(p).keys for p in excludes])
+        exclude = np.concatenate([load_keys(p) for p in excludes])
     t0 = time.monotonic()
     with Progress(count, unit="position", resumes=True) as bar:
-        ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude, progress=bar)
+        ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude,
+                              classes=[c.lower() for c in classes] or None, bearoffs=bearoffs,
+                              progress=bar)
     save_positions(ps, output)
     summary = {"out": output, "positions": len(ps), "classes": ps.class_counts(),
                "sources": ps.source_counts(), "games": ps.meta["games"], "digest": ps.digest,
@@ -107,3 +115,36 @@ def label(positions_file, output, trials, truncate, seed, policy, evaluator, res
         return
     click.echo(f"{output}: {r['positions']} positions labelled ({r['labelled']} in this run, "
                f"{r['seconds']} s), {r['shards']} complete shards")
+
+
+@data.command()
+@click.argument("positions_file", metavar="POSITIONS", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
+              help="The labels directory (shard-NNNNNN.bgtd files).")
+@click.option("--plies", type=click.IntRange(1, 3), default=1, show_default=True,
+              help="Look-ahead of the values.")
+@resumable_options("values", "Value only the first LIMIT positions.")
+@click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
+              help="Positions per shard file.")
+@json_option("Print the summary as JSON.")
+def values(positions_file, output, plies, resume, limit, jobs, shard_size, checkpoint_seconds,
+           as_json):
+    """Label the positions of POSITIONS with the net's own n-ply values (the
+    net of $BGFAST_NET, else the shipped one) into the directory OUTPUT, as
+    'bgfast data label' writes rollouts: targets for 'bgfast train
+    supervised' that teach the net to agree with its own look-ahead."""
+    from ..traindata import label_values, load_positions
+
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise click.UsageError(f"{output} is not a directory")
+    ps = load_positions(positions_file)
+    with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
+                  resumes=True) as bar:
+        r = label_values(ps, plies, output, resume=resume, jobs=jobs, limit=limit,
+                         shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
+                         progress=bar)
+    if as_json:
+        emit_json(r)
+        return
+    click.echo(f"{output}: {r['positions']} positions valued at {plies} ply ({r['labelled']} in "
+               f"this run, {r['seconds']} s), {r['shards']} complete shards")

@@ -72,7 +72,8 @@ def _fit_default(name):
 
 
 @train.command("supervised")
-@click.argument("labels", metavar="LABELS_DIR", type=click.Path(exists=True, file_okay=False))
+@click.argument("labels", metavar="LABELS_DIR...", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
               help="The weights file to write (.npz); its checkpoint is OUT.ckpt.")
 @click.option("--init", default="shipped", show_default=True,
@@ -116,7 +117,8 @@ def _fit_default(name):
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
                             weighting, val_fraction, seed, hidden, classes, features, checkpoint_steps,
                             resume, quiet, as_json):
-    """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``)."""
+    """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``);
+    several directories are trained on together."""
     from ..train import fit
 
     given = {"init": init, "epochs": epochs, "patience": patience, "batch": batch, "lr": lr,
@@ -126,7 +128,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
     settings = {k: v for k, v in given.items()
                 if v is not None and (not resume or k == "classes"
                                       or ctx.get_parameter_source(k) == ParameterSource.COMMANDLINE)}
-    r = fit(labels, out, resume=resume, progress=not quiet, checkpoint_steps=checkpoint_steps,
+    r = fit(list(labels), out, resume=resume, progress=not quiet, checkpoint_steps=checkpoint_steps,
             **settings)
     if as_json:
         emit_json({"out": out, **r})
