@@ -96,24 +96,35 @@ def label(positions_file, output, trials, truncate, seed, policy, evaluator, res
     uninterrupted one."""
     from dataclasses import replace
 
-    from ..traindata import LABEL_SETTINGS, label as run, load_positions
+    from ..traindata import LABEL_SETTINGS, label as run
 
     fields = {"policy": policy.lower(), "evaluator": evaluator}
     for name, value in (("trials", trials), ("truncate", truncate), ("seed", seed)):
         if value is not None:
             fields[name] = value
     settings = replace(LABEL_SETTINGS, **fields)
+    _fill_labels(positions_file, output, limit, as_json, "labelled",
+                 lambda ps, bar: run(ps, settings, output, resume=resume, jobs=jobs, limit=limit,
+                                     shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
+                                     progress=bar))
+
+
+def _fill_labels(positions_file, output, limit, as_json, done: str, work) -> None:
+    """The body of the commands that fill a labels directory: OUTPUT checked,
+    POSITIONS read, ``work(positions, bar)`` run under a progress bar, and
+    its summary printed (``done``: what was done to the positions)."""
+    from ..traindata import load_positions
+
     if os.path.exists(output) and not os.path.isdir(output):
         raise click.UsageError(f"{output} is not a directory")
     ps = load_positions(positions_file)
     with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
                   resumes=True) as bar:
-        r = run(ps, settings, output, resume=resume, jobs=jobs, limit=limit,
-                shard_size=shard_size, checkpoint_seconds=checkpoint_seconds, progress=bar)
+        r = work(ps, bar)
     if as_json:
         emit_json(r)
         return
-    click.echo(f"{output}: {r['positions']} positions labelled ({r['labelled']} in this run, "
+    click.echo(f"{output}: {r['positions']} positions {done} ({r['labelled']} in this run, "
                f"{r['seconds']} s), {r['shards']} complete shards")
 
 
@@ -133,18 +144,9 @@ def values(positions_file, output, plies, resume, limit, jobs, shard_size, check
     net of $BGFAST_NET, else the shipped one) into the directory OUTPUT, as
     'bgfast data label' writes rollouts: targets for 'bgfast train
     supervised' that teach the net to agree with its own look-ahead."""
-    from ..traindata import label_values, load_positions
+    from ..traindata import label_values
 
-    if os.path.exists(output) and not os.path.isdir(output):
-        raise click.UsageError(f"{output} is not a directory")
-    ps = load_positions(positions_file)
-    with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
-                  resumes=True) as bar:
-        r = label_values(ps, plies, output, resume=resume, jobs=jobs, limit=limit,
-                         shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
-                         progress=bar)
-    if as_json:
-        emit_json(r)
-        return
-    click.echo(f"{output}: {r['positions']} positions valued at {plies} ply ({r['labelled']} in "
-               f"this run, {r['seconds']} s), {r['shards']} complete shards")
+    _fill_labels(positions_file, output, limit, as_json, f"valued at {plies} ply",
+                 lambda ps, bar: label_values(ps, plies, output, resume=resume, jobs=jobs,
+                                              limit=limit, shard_size=shard_size,
+                                              checkpoint_seconds=checkpoint_seconds, progress=bar))
