@@ -1713,12 +1713,16 @@ cdef NetC EVAL_NETS[MAX_EVALUATORS]
 _installed = {}          # ("policy" | "evaluator", slot) -> the Model kept alive
 
 
-cdef inline void _want_cache(NetCtx* c, int log2) noexcept nogil:
-    """Give c an evaluation cache of at least 2**log2 entries, when caches are
-    on and it has a smaller one or none.  Made on first use, so that a 0-ply
-    policy's work space (which never looks a board up) costs no table.  If
-    the memory is refused the search runs uncached: the same bits, slower."""
-    if CACHE_LOG2 <= 0 or log2 <= 0:
+cdef inline void _want_cache(NetCtx* c, const Player* pl) noexcept nogil:
+    """Give the work space of an n-ply (n >= 1) net level its evaluation
+    cache, when caches are on and it has a smaller one or none: 2**CACHE_LOG2
+    entries, four times that at 3 plies and up (a 3-ply search meets about
+    50,000 new boards a move; the bigger cache is about 10% faster).  Made on
+    first use, so that a 0-ply policy's work space (which never looks a board
+    up) costs no table.  Any size gives the same bits: if the memory is
+    refused the search runs uncached, slower."""
+    cdef int log2 = CACHE_LOG2 + 2 if pl.plies >= 3 else CACHE_LOG2
+    if CACHE_LOG2 <= 0 or pl.plies < 1:
         return
     if c.cache == NULL or c.cache.mask + 1 < (<uint64_t>1) << log2:
         netctx_cache(c, log2)
@@ -1728,12 +1732,7 @@ cdef Py_ssize_t _policy_choose(void* ws, const void* ctx, MoveGen* g, const uint
                                int d1, int d2, Rng* rng, uint8_t* out) noexcept nogil:
     cdef NetCtx* c = <NetCtx*>ws
     cdef const Player* pl = <const Player*>ctx
-    if pl.plies >= 3:
-        # a 3-ply search meets about 50,000 new boards a move: a 4x bigger
-        # cache keeps more of them (about 10% faster; any size, the same bits)
-        _want_cache(c, CACHE_LOG2 + 2)
-    elif pl.plies >= 1:
-        _want_cache(c, CACHE_LOG2)
+    _want_cache(c, pl)
     return _player_choose(c, pl, b, d1, d2, rng, out)
 
 
@@ -1747,7 +1746,7 @@ cdef Py_ssize_t _policy_luck(void* ws, const void* ctx, MoveGen* g, const uint8_
     cdef const Player* pl = <const Player*>ctx
     cdef double q[5]
     cdef Py_ssize_t n
-    _want_cache(c, CACHE_LOG2 + 2 if pl.plies >= 3 else CACHE_LOG2)
+    _want_cache(c, pl)
     n = _best0_cached(c, &pl.net, b, d1, d2, 0, out, q)
     if n < 0:
         return n

@@ -454,7 +454,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     and after and the epochs' history, per class the metrics of
     :func:`label_metrics` before and after."""
     from .errors import BgfastError, DatabaseError
-    from .traindata import LabelSet, concat_labels, derive_seed, load_labels
+    from .traindata import concat_labels, derive_seed
 
     out = check_writable(out, "weights file")
     ck = check_writable(checkpoint_path(out), "checkpoint file")
@@ -476,12 +476,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         st = FitSettings(**{k: v for k, v in settings.items() if v is not None}).check()
     net0 = _init_net(st) if state is None else None      # a bad --init: before the data
     groups = net0.groups if state is None else int(state.get("groups", 0))
-    if isinstance(labels, LabelSet):
-        lab = labels
-    elif isinstance(labels, (list, tuple)):
-        lab = concat_labels(labels)
-    else:
-        lab = load_labels(labels)
+    lab = concat_labels(labels if isinstance(labels, (list, tuple)) else [labels])
     t0 = time.monotonic()
     data = _Data(lab, st, groups)
     # the metrics' positions: the validation split, or every label without one

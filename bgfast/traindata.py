@@ -609,19 +609,32 @@ def label(positions, settings: RolloutSettings | None = None, out="labels", *,
     hold no labels.  ``progress(done, total)`` is called as positions are
     labelled.  Returns a summary (positions labelled, in this call, seconds).
     """
-    from . import __version__
-
     s = settings or LABEL_SETTINGS
     if s.cube is not None:
         raise BgfastError("labels are cubeless rollouts")
+    args = {k: v for k, v in s.to_dict().items() if k != "cube"}
+    args.update(jobs=1, backend="serial")
+    return _label_run(positions, label_fields(s), _label_block, args, out, resume=resume,
+                      jobs=jobs, limit=limit, shard_size=shard_size, block_size=block_size,
+                      checkpoint_seconds=checkpoint_seconds, progress=progress)
+
+
+def _label_run(positions, fields: dict, work: Callable, args, out, *, resume: bool,
+               jobs: int | None, limit: int | None, shard_size: int, block_size: int,
+               checkpoint_seconds: float, progress: Callable | None) -> dict:
+    """The labels of positions ``0 .. limit - 1`` of ``positions`` (a file or
+    a :class:`PositionSet`) into ``out`` by :func:`run_shards`:
+    ``work(block, args)`` gives a block's ``(mean, stderr, games, plies)``;
+    the shards record ``fields`` as their settings, with the positions'
+    digest, the net's checksum and the bgfast version."""
+    from . import __version__
+
     if limit is not None and int(limit) < 0:
         raise BgfastError("limit must be >= 0")
     ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
     total = len(ps) if limit is None else min(int(limit), len(ps))
-    expect = {"settings": label_fields(s), "positions": ps.digest, "net": _net_checksum(),
+    expect = {"settings": fields, "positions": ps.digest, "net": _net_checksum(),
               "bgfast": __version__}
-    args = {k: v for k, v in s.to_dict().items() if k != "cube"}
-    args.update(jobs=1, backend="serial")
 
     def rows_of(a, result):
         mean, se, games, plies = result
@@ -629,7 +642,7 @@ def label(positions, settings: RolloutSettings | None = None, out="labels", *,
         return (np.arange(a, a + n, dtype=np.int64), ps.keys[a:a + n], ps.classes[a:a + n],
                 mean, se, games, plies)
 
-    r = run_shards(out, "labels", _LABEL_ARRAYS, expect, len(ps), total, _label_block, args,
+    r = run_shards(out, "labels", _LABEL_ARRAYS, expect, len(ps), total, work, args,
                    lambda a, b: (a, ps.keys[a:b]), rows_of, resume=resume, jobs=jobs,
                    shard_size=shard_size, block_size=block_size,
                    checkpoint_seconds=checkpoint_seconds, progress=progress)
@@ -663,29 +676,12 @@ def label_values(positions, plies: int = 1, out="values", *, resume: bool = Fals
     :func:`bgfast.net.default_net` (``$BGFAST_NET`` selects a weights file),
     recorded by its checksum.  The files, shards, resume and summary are
     those of :func:`label`; the standard errors, games and plies are zero."""
-    from . import __version__
-
     if not isinstance(plies, (int, np.integer)) or not 1 <= plies <= 3:
         raise BgfastError("plies must be 1, 2 or 3")
-    if limit is not None and int(limit) < 0:
-        raise BgfastError("limit must be >= 0")
-    ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
-    total = len(ps) if limit is None else min(int(limit), len(ps))
-    expect = {"settings": {"values": "net", "plies": int(plies)}, "positions": ps.digest,
-              "net": _net_checksum(), "bgfast": __version__}
-
-    def rows_of(a, result):
-        mean, se, games, pl = result
-        n = mean.shape[0]
-        return (np.arange(a, a + n, dtype=np.int64), ps.keys[a:a + n], ps.classes[a:a + n],
-                mean, se, games, pl)
-
-    r = run_shards(out, "labels", _LABEL_ARRAYS, expect, len(ps), total, _value_block, int(plies),
-                   lambda a, b: (a, ps.keys[a:b]), rows_of, resume=resume, jobs=jobs,
-                   shard_size=shard_size, block_size=block_size,
-                   checkpoint_seconds=checkpoint_seconds, progress=progress)
-    return {"positions": r["rows"], "labelled": r["computed"], "shards": r["shards"],
-            "seconds": r["seconds"], "out": r["out"]}
+    return _label_run(positions, {"values": "net", "plies": int(plies)}, _value_block,
+                      int(plies), out, resume=resume, jobs=jobs, limit=limit,
+                      shard_size=shard_size, block_size=block_size,
+                      checkpoint_seconds=checkpoint_seconds, progress=progress)
 
 
 def prepare_directory(out, what: str) -> Path:
