@@ -26,6 +26,8 @@ cdef struct NetC:
     int H
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
+    int kgroups[2]               # the groups each net reads: 0 when its group rows are all zero
+    int knf[2]                   # the hand-made inputs each net reads (NET_FEATURES or nf)
     int tables                   # use the bear-off tables of bgfast._evaluate
     float* w1[2]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
     float* b1[2]                 # [H]

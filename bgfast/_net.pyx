@@ -448,8 +448,8 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
 cdef inline void _add_features(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
     """h += the feature rows of w1 times the features of b."""
     cdef float f[NET_MAX_FEATURES]
-    net_features(b, net.groups, f)
-    bgv_axpys(h, net.w1[k] + NET_RAW_INPUTS * net.H, f, net.nf, net.H)
+    net_features(b, net.kgroups[k], f)
+    bgv_axpys(h, net.w1[k] + NET_RAW_INPUTS * net.H, f, net.knf[k], net.H)
 
 
 cdef void _full_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
@@ -626,9 +626,9 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     _off_rows(c.btot[0], c.btot[0] + d0, 0, add, &na, sub, &ns)
     d0 = _row_deltas(r, c.base, diff & 0x1FFFFFF, 1, add, &na, sub, &ns)
     _off_rows(c.btot[1], c.btot[1] + d0, 1, add, &na, sub, &ns)
-    net_features(r, net.groups, f)
+    net_features(r, net.kgroups[k], f)
     bgv_eval_play(c.hb[k], net.T[k], add, na, sub, ns, net.w1[k] + NET_RAW_INPUTS * net.H,
-                  f, net.nf, net.w2t[k], net.b2[k], net.H, s)
+                  f, net.knf[k], net.w2t[k], net.b2[k], net.H, s)
     for o in range(5):
         p[o] = _sigf(s[o])
     order_probs(p)
@@ -1102,6 +1102,13 @@ cdef class Model:
     def inputs(self):
         return NET_RAW_INPUTS + self.net.nf
 
+    @property
+    def read_groups(self):
+        """The feature groups each net (contact, race) computes when it
+        evaluates: its groups, or 0 when all its group rows are zero (they
+        would add nothing)."""
+        return (self.net.kgroups[0], self.net.kgroups[1])
+
     def refresh(self):
         """Rebuild the per-slot tables from w1 (and empty the evaluation cache)."""
         with nogil:
@@ -1242,6 +1249,16 @@ cdef void _build_tables(NetC* net) noexcept nogil:
     cdef float* row
     cdef float v
     for k in range(2):
+        # a net whose group rows are all zero (the race net of a net widened
+        # for its contact net) skips computing the groups: the same sums
+        net.kgroups[k] = 0
+        net.knf[k] = NET_FEATURES
+        w = net.w1[k] + (NET_RAW_INPUTS + NET_FEATURES) * H
+        for j in range((net.nf - NET_FEATURES) * H):
+            if w[j] != 0.0:
+                net.kgroups[k] = net.groups
+                net.knf[k] = net.nf
+                break
         for j in range(H):
             for n in range(5):
                 net.w2t[k][n * H + j] = net.w2[k][j * 5 + n]

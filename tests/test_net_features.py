@@ -251,6 +251,42 @@ def test_a_widened_net_plays_as_the_narrow_one(boards, groups):
     np.testing.assert_array_equal(wide.evaluate_plies(sub[:4], 1), narrow.evaluate_plies(sub[:4], 1))
 
 
+def test_a_net_whose_group_rows_are_zero_skips_the_groups():
+    """The race net of a net widened for its contact net has zero group rows:
+    it skips computing them, with the outputs of the full dense forward pass;
+    with its group rows back it reads them again."""
+    from bgfast.position import PositionClass, classify_boards
+
+    n = netmod.random_net(hidden=8, seed=2, scale=0.5, groups=ALL)
+    assert n.model.read_groups == (ALL, ALL)
+    a = n.arrays()
+    w1 = a["w1"].copy()
+    w1[1, 206:] = 0.0
+    m = netmod.Net(_net.Model(w1, a["b1"], a["w2"], a["b2"], ALL), {})
+    assert m.model.read_groups == (ALL, 0)
+    b = _random_boards(2000, 17)
+    race = classify_boards(b) != PositionClass.CONTACT
+    assert 100 < race.sum() < len(b) - 100
+
+    def dense(w, boards, k):
+        h = 1 / (1 + np.exp(-(_net.encode(boards, ALL).astype(np.float64) @ w[k] + a["b1"][k])))
+        p = 1 / (1 + np.exp(-(h @ a["w2"][k] + a["b2"][k])))
+        for o, cap in ((1, p[:, 0]), (2, None), (3, 1 - p[:, 0]), (4, None)):   # order_probs
+            p[:, o] = np.minimum(p[:, o], p[:, o - 1] if cap is None else cap)
+        return p
+
+    got = m.evaluate_batch(b, tables=False)
+    np.testing.assert_allclose(got[race], dense(w1, b[race], 1), atol=2e-5)
+    np.testing.assert_allclose(got[~race], dense(w1, b[~race], 0), atol=2e-5)
+    w1[1, 206:] = a["w1"][1, 206:]             # the race net's own group rows back
+    r = netmod.Net(_net.Model(w1, a["b1"], a["w2"], a["b2"], ALL), {})
+    assert r.model.read_groups == (ALL, ALL)
+    again = r.evaluate_batch(b, tables=False)
+    np.testing.assert_allclose(again[race], dense(w1, b[race], 1), atol=2e-5)
+    assert np.abs(again[race] - got[race]).max() > 1e-3
+    np.testing.assert_array_equal(again[~race], got[~race])
+
+
 def test_widening_keeps_the_weights_of_groups_a_net_has():
     n = netmod.random_net(hidden=6, seed=1, scale=0.5, groups="contact,mobility")
     w = netmod.widen(n, "contain,hits")
