@@ -375,7 +375,7 @@ def _jobs(jobs) -> int:
 
 
 def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = None,
-                     exclude=None, classes=None, bearoffs: bool = True,
+                     exclude=None, classes=None, bearoffs: bool = True, pool: int | None = None,
                      progress: Callable | None = None) -> PositionSet:
     """``n`` distinct positions from seeded self-play (see the module).
 
@@ -389,12 +389,19 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     checker of both sides in its home board), which the evaluators value by
     their tables; each player still plays its share of the games.  ``jobs``:
     processes (default every core; the result does not depend on it).
-    ``progress(done, n)`` is called as positions are found.
+    ``pool``: find this many distinct positions (at least ``n``) and keep a
+    seeded random ``n`` of them, so that the positions come from ``pool / n``
+    times as many games (a game gives dozens of alike positions); each
+    player's share is its weight on average.  ``progress(done, pool or n)`` is called
+    as positions are found.
     """
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise BgfastError("the number of positions must be at least 1")
     if not 0 <= int(seed) < 2 ** 64:
         raise BgfastError("seed must be in 0 .. 2**64 - 1")
+    if pool is not None and (not isinstance(pool, (int, np.integer)) or pool < n):
+        raise BgfastError(f"the pool must be a whole number of at least n = {n} positions")
+    find = int(n if pool is None else pool)
     plist = _parse_players(players)
     jobs = _jobs(jobs)
     wanted = _class_mask(classes)
@@ -409,7 +416,7 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     keys: list = []
     sources: list = []
     games_played = {}
-    for pi, ((name, _w), quota) in enumerate(zip(plist, _quotas(int(n), plist))):
+    for pi, ((name, _w), quota) in enumerate(zip(plist, _quotas(find, plist))):
         if quota == 0:
             games_played[name] = 0
             continue
@@ -437,7 +444,7 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
                     if got == quota:
                         break
                 if progress:
-                    progress(len(keys), int(n))
+                    progress(len(keys), find)
                 if got == quota:
                     break
         finally:
@@ -446,10 +453,11 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
             raise BgfastError(f"player {name!r} found only {got} new positions in {games} games")
         games_played[name] = games
     karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 10)
-    order = np.random.default_rng(derive_seed(seed, "shuffle")).permutation(len(keys))
+    order = np.random.default_rng(derive_seed(seed, "shuffle")).permutation(len(keys))[:int(n)]
     karr = np.ascontiguousarray(karr[order])
     src = np.asarray(sources, dtype=np.uint8)[order]
     meta = {"n": int(n), "seed": int(seed), "players": [list(p) for p in plist],
+            **({} if pool is None else {"pool": find}),
             **({} if classes is None else {"classes": [CLASSES[i] for i in np.flatnonzero(wanted)]}),
             **({} if bearoffs else {"bearoffs": False}),
             "games": games_played, "excluded_keys": 0 if exclude is None else len(seen) - len(keys),

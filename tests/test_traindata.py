@@ -104,6 +104,21 @@ def test_sample_positions_are_determined_by_the_seed(sample, positions_file, tmp
     assert other.digest != sample.digest
 
 
+def test_a_pool_spreads_the_positions_over_more_games():
+    plain = td.sample_positions(60, seed=4, players="net", jobs=1)
+    pooled = td.sample_positions(60, seed=4, players="net", jobs=2, pool=240)
+    whole = td.sample_positions(240, seed=4, players="net", jobs=1)
+    assert len(pooled) == 60 and len({k.tobytes() for k in pooled.keys}) == 60
+    # a seeded sample of the pool: the first 60 of the whole pool's shuffled order
+    np.testing.assert_array_equal(pooled.keys, whole.keys[:60])
+    assert pooled.meta["pool"] == 240 and "pool" not in plain.meta
+    assert pooled.meta["games"]["net"] > plain.meta["games"]["net"]
+    assert pooled.classes.tolist() == td.classify(pooled.boards).tolist()
+    assert td.sample_positions(60, seed=4, players="net", jobs=1, pool=240).digest == pooled.digest
+    with pytest.raises(BgfastError, match="at least n"):
+        td.sample_positions(60, seed=4, players="net", pool=59)
+
+
 def test_sample_positions_exclude_and_reject(sample):
     more = td.sample_positions(60, seed=4, players=QUICK, jobs=1, exclude=sample)
     assert not {k.tobytes() for k in more.keys} & {k.tobytes() for k in sample.keys}
@@ -380,6 +395,7 @@ def test_cli_usage_errors_are_one_line(run, tmp_path):
         ("data", "positions", "-n", 0, "-o", tmp_path / "p.bgtd"),
         ("data", "positions", "-n", 5, "-o", tmp_path),                   # a directory
         ("data", "positions", "-n", 5, "-o", tmp_path / "p.bgtd", "--class", "races"),
+        ("data", "positions", "-n", 5, "-o", tmp_path / "p.bgtd", "--pool", 4),
     ]
     for args in cases:
         r = run(*args)

@@ -38,10 +38,13 @@ def data():
               help="Take only positions of this class (repeatable; default all).")
 @click.option("--bearoffs/--no-bearoffs", default=True, show_default=True,
               help="Take bear-offs (every checker of both sides home), which the tables value.")
+@click.option("--pool", type=click.IntRange(min=1), default=None,
+              help="Find this many positions (at least -n) and keep a seeded random -n of "
+                   "them: positions from more games.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None,
               help="Processes (default: every core); the result does not depend on it.")
 @json_option("Print the summary as JSON.")
-def positions(count, seed, output, players, excludes, classes, bearoffs, jobs, as_json):
+def positions(count, seed, output, players, excludes, classes, bearoffs, pool, jobs, as_json):
     """Find distinct positions in seeded self-play and write them to OUTPUT,
     each with its class (contact, crashed, race)."""
     import numpy as np
@@ -50,14 +53,16 @@ def positions(count, seed, output, players, excludes, classes, bearoffs, jobs, a
     from ..traindata import load_keys, sample_positions, save_positions
 
     check_writable(output)
+    if pool is not None and pool < count:
+        raise click.BadParameter(f"must be at least -n ({count})", param_hint="--pool")
     exclude = None
     if excludes:
         exclude = np.concatenate([load_keys(p) for p in excludes])
     t0 = time.monotonic()
-    with Progress(count, unit="position", resumes=True) as bar:
+    with Progress(pool or count, unit="position", resumes=True) as bar:
         ps = sample_positions(count, seed, players, jobs=jobs, exclude=exclude,
                               classes=[c.lower() for c in classes] or None, bearoffs=bearoffs,
-                              progress=bar)
+                              pool=pool, progress=bar)
     save_positions(ps, output)
     summary = {"out": output, "positions": len(ps), "classes": ps.class_counts(),
                "sources": ps.source_counts(), "games": ps.meta["games"], "digest": ps.digest,
