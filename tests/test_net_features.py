@@ -3,6 +3,7 @@ its definition, the layout of the inputs, nets widened with zero weights,
 the weights files of nets with groups, and training with them."""
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from corpus import random_boards
 from test_net import _pos_board, _random_boards
 
 ALL = (1 << len(netmod.GROUPS)) - 1
+#: the TD-trained net, which has no feature groups (the shipped net has them all)
+TD_NET = str(Path(__file__).resolve().parents[1] / "data" / "net" / "td-net.npz")
 
 
 @pytest.fixture(scope="module")
@@ -224,20 +227,26 @@ def test_bad_group_names_are_refused():
 
 
 def test_the_shipped_nets_outputs_are_pinned_bit_for_bit():
-    """The outputs of the shipped net on seeded boards, bit for bit (sha256
-    of the float64 outputs): the feature groups leave a net without them
-    alone, and a change to the kernel's arithmetic updates the digest
-    knowingly."""
+    """The outputs of the shipped net (every feature group in its contact
+    net, none in its race net) and of the TD-trained net (no group) on
+    seeded boards, bit for bit (sha256 of the float64 outputs): a change to
+    the kernel's arithmetic updates the digests knowingly."""
     b = _random_boards(2000, 123)
-    p = netmod.load(netmod.default_weights_path()).evaluate_batch(b, tables=False)
-    assert netmod.default_net().layout == netmod.LAYOUT
+    shipped = netmod.load(netmod.default_weights_path())
+    assert shipped.layout == netmod.layout_of(ALL) and shipped.model.read_groups == (ALL, 0)
+    p = shipped.evaluate_batch(b, tables=False)
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == \
-        "60a9380d65643d513482a961f535a85ff7f6df25beaf28b0d625ddb193c725a5"
+        "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"
+    td = netmod.load(TD_NET)
+    assert td.layout == netmod.LAYOUT
+    p = td.evaluate_batch(b, tables=False)
+    assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == \
+        "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"
 
 
 @pytest.mark.parametrize("groups", ["contain", "hits", "anchors,mobility", ALL])
 def test_a_widened_net_plays_as_the_narrow_one(boards, groups):
-    narrow = netmod.default_net()
+    narrow = netmod.load(TD_NET)
     wide = netmod.widen(narrow, groups)
     assert wide.groups == netmod.group_mask(groups)
     assert wide.model.w1.shape[1] == 196 + _net.feature_count(wide.groups)
@@ -399,14 +408,14 @@ def test_supervised_training_with_groups(tmp_path):
     from test_train_supervised import _boards, _labels
 
     lab = _labels(_boards(games=4))
-    r = trainmod.fit(lab, tmp_path / "s.npz", init="shipped", features="hits,contain", epochs=2,
+    r = trainmod.fit(lab, tmp_path / "s.npz", init=TD_NET, features="hits,contain", epochs=2,
                      batch=32, val_fraction=0.25, progress=False)
     assert r["settings"]["features"] == "contain,hits"
     n = netmod.load(tmp_path / "s.npz")
     assert n.layout == "td4-196+f10+contain+hits"
     assert np.abs(n.arrays()["w1"][0, 206:]).max() > 0
     # stopped and resumed from its checkpoint (the groups named in any order): the same net
-    trainmod.fit(lab, tmp_path / "t.npz", init="shipped", features="contain,hits", epochs=2,
+    trainmod.fit(lab, tmp_path / "t.npz", init=TD_NET, features="contain,hits", epochs=2,
                  batch=32, val_fraction=0.25, progress=False, max_steps=3)
     r2 = trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits,contain", progress=False)
     assert json.dumps(r2["nets"], sort_keys=True) == json.dumps(r["nets"], sort_keys=True)
