@@ -59,13 +59,15 @@ def _encode_ref(b):
     return x
 
 
-def _forward_ref(net, boards):
+def _forward_ref(net, boards, encode=None):
+    """The net's outputs by a float64 forward pass over the inputs of
+    ``encode(board)`` (default: the plain reading of the base inputs)."""
     a = net.arrays()
     cls = classify_boards(boards)
     out = np.empty((len(boards), 5))
     for i, b in enumerate(boards):
         k = 0 if cls[i] == PositionClass.CONTACT else 1
-        x = _encode_ref(b).astype(np.float64)
+        x = (encode or _encode_ref)(b).astype(np.float64)
         h = 1 / (1 + np.exp(-(x @ a["w1"][k] + a["b1"][k])))
         p = 1 / (1 + np.exp(-(h @ a["w2"][k] + a["b2"][k])))
         p[1] = min(p[1], p[0])

@@ -14,7 +14,7 @@ from bgfast.evaluate import equity
 from bgfast.movegen import legal_plays_batch
 
 from corpus import random_boards
-from test_net import _pos_board, _random_boards
+from test_net import _forward_ref, _pos_board, _random_boards
 
 ALL = (1 << len(netmod.GROUPS)) - 1
 #: the TD-trained net, which has no feature groups (the shipped net has them all)
@@ -277,21 +277,16 @@ def test_a_net_whose_group_rows_are_zero_skips_the_groups():
     race = classify_boards(b) != PositionClass.CONTACT
     assert 100 < race.sum() < len(b) - 100
 
-    def dense(w, boards, k):
-        h = 1 / (1 + np.exp(-(_net.encode(boards, ALL).astype(np.float64) @ w[k] + a["b1"][k])))
-        p = 1 / (1 + np.exp(-(h @ a["w2"][k] + a["b2"][k])))
-        for o, cap in ((1, p[:, 0]), (2, None), (3, 1 - p[:, 0]), (4, None)):   # order_probs
-            p[:, o] = np.minimum(p[:, o], p[:, o - 1] if cap is None else cap)
-        return p
+    def encode(board):
+        return _net.encode(np.ascontiguousarray(board[None]), ALL)[0]
 
     got = m.evaluate_batch(b, tables=False)
-    np.testing.assert_allclose(got[race], dense(w1, b[race], 1), atol=2e-5)
-    np.testing.assert_allclose(got[~race], dense(w1, b[~race], 0), atol=2e-5)
+    np.testing.assert_allclose(got, _forward_ref(m, b, encode), atol=2e-5)
     w1[1, 206:] = a["w1"][1, 206:]             # the race net's own group rows back
     r = netmod.Net(_net.Model(w1, a["b1"], a["w2"], a["b2"], ALL), {})
     assert r.model.read_groups == (ALL, ALL)
     again = r.evaluate_batch(b, tables=False)
-    np.testing.assert_allclose(again[race], dense(w1, b[race], 1), atol=2e-5)
+    np.testing.assert_allclose(again[race], _forward_ref(r, b[race], encode), atol=2e-5)
     assert np.abs(again[race] - got[race]).max() > 1e-3
     np.testing.assert_array_equal(again[~race], got[~race])
 
