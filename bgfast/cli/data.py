@@ -53,8 +53,6 @@ def positions(count, seed, output, players, excludes, classes, bearoffs, pool, j
     from ..traindata import load_keys, sample_positions, save_positions
 
     check_writable(output)
-    if pool is not None and pool < count:
-        raise click.BadParameter(f"must be at least -n ({count})", param_hint="--pool")
     exclude = None
     if excludes:
         exclude = np.concatenate([load_keys(p) for p in excludes])
