@@ -1,9 +1,11 @@
 #!/bin/sh
-# Makes the shipped net, bgfast/data/net/bgfast-net.npz, from the TD-trained
-# net data/net/td-net.npz (docs/evaluation.md): its race net trained towards
-# its own 1-ply values on the race positions of data/race/positions.bgtd and
-# data/training/positions.bgtd (docs/training.md#the-race-net).  About two
-# minutes on two cores; deterministic (the same bits every run).
+# Makes the shipped net's race net, and the net that tools/contact-net.sh
+# starts from, from the TD-trained net data/net/td-net.npz
+# (docs/evaluation.md): its race net trained towards its own 1-ply values on
+# the race positions of data/race/positions.bgtd and
+# data/training/positions.bgtd (docs/training.md#the-race-net); its contact
+# net is the TD net's.  About two minutes on two cores; deterministic (the
+# same bits every run).
 # Usage: tools/race-net.sh [OUT]   (default: race-net.npz in the current directory)
 set -e
 OUT="$(realpath -m "${1:-race-net.npz}")"
