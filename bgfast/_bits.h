@@ -45,6 +45,20 @@ static inline void bgv_point_masks(const uint8_t *row, uint32_t *zero, uint32_t 
 }
 #endif
 
+/* the set bits of m: the processor's instruction where the build may use
+   it, else a few shifts and adds (no call into the compiler's library) */
+static inline int bgv_popcount32(uint32_t m)
+{
+#if defined(__POPCNT__)
+    return __builtin_popcount(m);
+#else
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    m = (m + (m >> 4)) & 0x0F0F0F0Fu;
+    return (int)((m * 0x01010101u) >> 24);
+#endif
+}
+
 /* the 24-bit mask m mirrored: bit i goes to bit 23 - i (a byte at a time) */
 static inline uint32_t bgv_mirror24(uint32_t m)
 {

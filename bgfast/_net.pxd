@@ -57,7 +57,8 @@ cdef struct NetCache:
 # per-thread work space for searches
 cdef struct NetCtx:
     MoveGen g[NET_MAX_DEPTH]
-    float hb[2][NET_MAX_HIDDEN]  # hidden sums of the base board, per net
+    float hb[2][NET_MAX_HIDDEN]  # hidden sums of the base board (its hand-made inputs included), per net
+    float fb[2][NET_MAX_FEATURES]  # the base board's hand-made inputs, per net
     int hbv[2]
     uint8_t base[64]
     double* eq                   # NET_MAX_PLAYS equities of the root plays

@@ -315,15 +315,15 @@ static inline void bgv_board_masks(const uint8_t *r, const uint8_t *base, uint64
 
 /* One play's evaluation from its base board's hidden sums hb, fused: h =
    hb + the rows T[add[i] * H] - the rows T[sub[i] * H] (in order), then h
-   += f[q] * W[q * H ..] for the q < nf in order (f[q] == 0 skipped), then
-   the 5 output sums as bgv_output_sums computes them; hidden units in
-   blocks of 32 held in registers.  The same operations in the same order,
-   lane by lane, as bgv_rows, bgv_axpys and bgv_output_sums one after the
-   other, so the same bits. */
+   += fv[q] * W[fi[q] * H ..] for q < nfv in order (the hand-made inputs
+   that differ from the base's, by how much), then the 5 output sums as
+   bgv_output_sums computes them; hidden units in blocks of 32 held in
+   registers. */
 BGV_CLONES
 static void bgv_eval_play(const float *hb, const float *restrict T, const int32_t *add, int nadd,
                           const int32_t *sub, int nsub, const float *restrict W,
-                          const float *restrict f, int nf, const float *restrict w2t,
+                          const int32_t *fi, const float *restrict fv, int nfv,
+                          const float *restrict w2t,
                           const float *restrict b2, int H, float *restrict s)
 {
     bgv_f8 a0, a1, a2, a3, r0, r1, r2, r3, c0, c1, c2, c3, c4, w, x;
@@ -363,15 +363,13 @@ static void bgv_eval_play(const float *hb, const float *restrict T, const int32_
             a2 -= r2;
             a3 -= r3;
         }
-        for (q = 0; q < nf; q++) {
-            if (f[q] == 0.0f)
-                continue;
-            rp = W + (size_t)q * H + j0;
+        for (q = 0; q < nfv; q++) {
+            rp = W + (size_t)fi[q] * H + j0;
             BGV_LOAD32(r, rp);
-            a0 += f[q] * r0;
-            a1 += f[q] * r1;
-            a2 += f[q] * r2;
-            a3 += f[q] * r3;
+            a0 += fv[q] * r0;
+            a1 += fv[q] * r1;
+            a2 += fv[q] * r2;
+            a3 += fv[q] * r3;
         }
         BGV_ACC(a0, j0);
         BGV_ACC(a1, j0 + 8);
@@ -389,11 +387,9 @@ static void bgv_eval_play(const float *hb, const float *restrict T, const int32_
             memcpy(&r0, T + (size_t)sub[i] * H + j0, sizeof r0);
             a0 -= r0;
         }
-        for (q = 0; q < nf; q++) {
-            if (f[q] == 0.0f)
-                continue;
-            memcpy(&r0, W + (size_t)q * H + j0, sizeof r0);
-            a0 += f[q] * r0;
+        for (q = 0; q < nfv; q++) {
+            memcpy(&r0, W + (size_t)fi[q] * H + j0, sizeof r0);
+            a0 += fv[q] * r0;
         }
         BGV_ACC(a0, j0);
     }
@@ -411,9 +407,8 @@ static void bgv_eval_play(const float *hb, const float *restrict T, const int32_
             v += T[(size_t)add[i] * H + l];
         for (i = 0; i < nsub; i++)
             v -= T[(size_t)sub[i] * H + l];
-        for (q = 0; q < nf; q++)
-            if (f[q] != 0.0f)
-                v += f[q] * W[(size_t)q * H + l];
+        for (q = 0; q < nfv; q++)
+            v += fv[q] * W[(size_t)fi[q] * H + l];
         v = bgv_sigmoid1(v);
         for (o = 0; o < 5; o++)
             t[o] += v * w2t[(size_t)o * H + l];
