@@ -35,6 +35,7 @@ cdef struct NetC:
     float* w2t[2]                # [5, H]: w2 transposed (rebuilt with T)
     float* b2[2]                 # [5]
     float* T[2]                  # [NET_SLOTS * 16, H]
+    uint64_t version             # set by each rebuild of T: no other weights ever had it
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
 # the 0-ply best play of (board, roll) and its probabilities, keyed by the
@@ -61,6 +62,8 @@ cdef struct NetCtx:
     float fb[2][NET_MAX_FEATURES]  # the base board's hand-made inputs, per net
     int hbv[2]
     uint8_t base[64]
+    const NetC* bnet             # the net (and its version) of base's sums
+    uint64_t bver
     double* eq                   # NET_MAX_PLAYS equities of the root plays
     int btot[2]                  # checkers on the board per row of base (side 0: base[25..])
     int btv

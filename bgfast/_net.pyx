@@ -572,9 +572,17 @@ cdef void netctx_free(NetCtx* c) noexcept nogil:
     c.ready = 0
 
 
-cdef inline void _set_base(NetCtx* c, const uint8_t* b) noexcept nogil:
-    """The plays of b are compared with b swapped (the mover in row 0)."""
-    swap_board(b, c.base)
+cdef inline void _set_base(NetCtx* c, const NetC* net, const uint8_t* b) noexcept nogil:
+    """The plays of b are compared with b swapped (the mover in row 0).  The
+    base's sums stay when b and the net's weights are those of the last
+    call (the 21 rolls of a rollout's luck estimate share them)."""
+    cdef uint8_t nb[64]
+    swap_board(b, nb)
+    if c.bnet == net and c.bver == net.version and memcmp(nb, c.base, 50) == 0:
+        return
+    memcpy(c.base, nb, 50)
+    c.bnet = net
+    c.bver = net.version
     c.hbv[0] = 0
     c.hbv[1] = 0
     c.btv = 0
@@ -698,7 +706,7 @@ cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int
         swap_board(b, out)
         net_onroll(net, out, pout)
         return 0
-    _set_base(c, b)
+    _set_base(c, net, b)
     for i in range(n):
         _eval_play(c, net, g.out + 50 * i, p)
         e = probs_equity(p)          # for the opponent: the mover minimises it
@@ -955,7 +963,7 @@ cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1,
         return 1
     if n > NET_MAX_PLAYS:
         return ERR_MEMORY
-    _set_base(c, b)
+    _set_base(c, net, b)
     for i in range(n):
         _eval_play(c, net, g.out + 50 * i, p)
         c.eq[i] = -probs_equity(p)
@@ -1279,8 +1287,14 @@ cdef class Model:
         return _selfplay_states(self, seed, first_game, ngames)
 
 
+cdef uint64_t NET_VERSION = 0          # the last version given to a net's weights
+
+
 cdef void _build_tables(NetC* net) noexcept nogil:
+    global NET_VERSION
     cdef int H = net.H, k, side, i, n, j
+    NET_VERSION += 1
+    net.version = NET_VERSION
     cdef float* T
     cdef const float* w
     cdef float* row
