@@ -342,6 +342,28 @@ def test_the_incremental_choice_with_groups_is_the_best_play(boards, gnet):
         assert eq[j] >= eq.max() - 1e-5
 
 
+def test_searches_in_a_row_give_the_bits_of_separate_calls(boards, gnet):
+    """The 21 rolls of a 1-ply value search from one board, one after
+    another, and keep its hidden sums; a batch's next board starts afresh.
+    Sums kept from another board would still give the right plays (every
+    play is evaluated as a change from the kept board) but other rounding:
+    so the values, bit for bit, and the plays must be those of one call per
+    board, each with a new work space."""
+    sub = np.ascontiguousarray(boards[:60])
+    sub = sub[sub.sum(axis=2).min(axis=1) > 0]
+    for plies in (1, 2):
+        batch = gnet.evaluate_plies(sub, plies, tables=False)
+        for i in range(len(sub)):
+            assert np.array_equal(gnet.evaluate_plies(sub[i:i + 1], plies, tables=False)[0], batch[i])
+    rolls = [(d1, d2) for d1 in range(1, 7) for d2 in range(1, d1 + 1)]
+    rep = np.ascontiguousarray(np.repeat(sub[:20], len(rolls), axis=0))
+    dice = np.array(rolls * 20, dtype=np.int64)
+    counts, res = gnet.choose(rep, dice, plies=1, tables=False)
+    for i in range(len(rep)):
+        c1, r1 = gnet.choose(rep[i:i + 1], dice[i:i + 1], plies=1, tables=False)
+        assert c1[0] == counts[i] and np.array_equal(r1[0], res[i])
+
+
 def test_a_learning_step_updates_the_group_rows_as_numpy_does(boards, gnet):
     """One cross-entropy step of the kernel (Model.learn) on one board equals
     the numpy gradient step, the feature groups' rows included."""
