@@ -8,8 +8,10 @@
 #      the 200,000 self-play positions of data/training/selfplay-1.bgtd;
 #   2. that net trained again, with the 2-ply values of round 1's net on the
 #      positions of its own self-play (data/training/selfplay-2.bgtd) added.
-# The race net is that of step 0.  Deterministic (the same bits every run):
-# about 75 minutes on two free cores.  Each step's output stays in WORK, and
+# The race net is that of step 0.  Deterministic (the same bits every run
+# with the same build; the shipped file is that of the build in
+# docs/training.md#reproducing-the-shipped-file): about 75 minutes on two
+# free cores.  Each step's output stays in WORK, and
 # a step whose output exists is skipped, so an interrupted run goes on where
 # it stopped when run again with the same WORK.
 # Usage: tools/contact-net.sh [OUT [WORK]]
