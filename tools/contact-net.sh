@@ -14,9 +14,19 @@
 # free cores.  Each step's output stays in WORK, and
 # a step whose output exists is skipped, so an interrupted run goes on where
 # it stopped when run again with the same WORK.
-# Usage: tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=3 or 4 in the environment goes on (docs/training.md#further-rounds):
+#   3. round 2's net trained again towards its own 2-ply values on all four
+#      position files (data/training/selfplay-3.bgtd added, by the shipped net);
+#   4. round 3's net trained again with its 2-ply values on
+#      data/training/selfplay-4.bgtd (its own self-play) added.
+# Usage: [ROUNDS=2|3|4] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
+ROUNDS="${ROUNDS:-2}"
+case "$ROUNDS" in
+    2|3|4) ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3 or 4" >&2; exit 2 ;;
+esac
 OUT="$(realpath -m "${1:-contact-net.npz}")"
 WORK="$(realpath -m "${2:-contact-net.work}")"
 cd "$(dirname "$0")/.."
@@ -50,6 +60,33 @@ fi
 
 export BGFAST_NET="$WORK/round1.npz"
 values "$WORK/v2-selfplay-2" data/training/selfplay-2.bgtd
-python -m bgfast train supervised "$WORK/v2-selfplay-2" "$WORK/v1-training" "$WORK/v1-selfplay-1" \
-    -o "$WORK/round2.npz" --init "$WORK/round1.npz" --lr 3e-4 $FIT --resume
-cp "$WORK/round2.npz" "$OUT"
+# train DONE OUT INIT LABELS...: a round of training from INIT, skipped once DONE exists
+train() {
+    done_="$1"
+    out="$2"
+    init="$3"
+    shift 3
+    if [ ! -f "$done_" ]; then
+        python -m bgfast train supervised "$@" -o "$out" --init "$init" --lr 3e-4 $FIT --resume
+        touch "$done_"
+    fi
+}
+
+train "$WORK/round2.done" "$WORK/round2.npz" "$WORK/round1.npz" \
+    "$WORK/v2-selfplay-2" "$WORK/v1-training" "$WORK/v1-selfplay-1"
+if [ "$ROUNDS" -ge 3 ]; then
+    export BGFAST_NET="$WORK/round2.npz"
+    values "$WORK/v3-training" data/training/positions.bgtd
+    values "$WORK/v3-selfplay-1" data/training/selfplay-1.bgtd
+    values "$WORK/v3-selfplay-2" data/training/selfplay-2.bgtd
+    values "$WORK/v3-selfplay-3" data/training/selfplay-3.bgtd
+    train "$WORK/round3.done" "$WORK/round3.npz" "$WORK/round2.npz" "$WORK/v3-selfplay-3" \
+        "$WORK/v3-training" "$WORK/v3-selfplay-1" "$WORK/v3-selfplay-2"
+fi
+if [ "$ROUNDS" -ge 4 ]; then
+    export BGFAST_NET="$WORK/round3.npz"
+    values "$WORK/v4-selfplay-4" data/training/selfplay-4.bgtd
+    train "$WORK/round4.done" "$WORK/round4.npz" "$WORK/round3.npz" "$WORK/v4-selfplay-4" \
+        "$WORK/v3-selfplay-3" "$WORK/v3-training" "$WORK/v3-selfplay-1" "$WORK/v3-selfplay-2"
+fi
+cp "$WORK/round$ROUNDS.npz" "$OUT"
