@@ -421,7 +421,7 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
     cdef int hl[2][2]
     cdef const uint8_t* row
     cdef uint32_t m
-    cdef int q, n, s, run, o
+    cdef int q, n, s, run, g, o
     cdef uint32_t z, one, two
     cdef float* f0 = f
     M[21] = M[22] = M[23] = 0
@@ -466,22 +466,10 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil:
         else:
             f[4] = 0.0
         f += NET_SIDE_FEATURES
-    if groups:                                     # each group's call with a constant g
-        if groups & 1:
-            _group_pair(0, b, occ, held, hmir, rear, hl, f)
-            f += 2 * GROUP_SIZE[0]
-        if groups & 2:
-            _group_pair(1, b, occ, held, hmir, rear, hl, f)
-            f += 2 * GROUP_SIZE[1]
-        if groups & 4:
-            _group_pair(2, b, occ, held, hmir, rear, hl, f)
-            f += 2 * GROUP_SIZE[2]
-        if groups & 8:
-            _group_pair(3, b, occ, held, hmir, rear, hl, f)
-            f += 2 * GROUP_SIZE[3]
-        if groups & 16:
-            _group_pair(4, b, occ, held, hmir, rear, hl, f)
-            f += 2 * GROUP_SIZE[4]
+    for g in range(NET_GROUPS):                    # a fixed loop the compiler unrolls
+        if (groups >> g) & 1:
+            _group_pair(g, b, occ, held, hmir, rear, hl, f)
+            f += 2 * GROUP_SIZE[g]
     return <int>(f - f0)
 
 
