@@ -228,7 +228,7 @@ def test_bad_group_names_are_refused():
         _net.features(np.zeros((1, 2, 25), np.uint8), 1 << len(netmod.GROUPS))
 
 
-#: (weights file, the groups of its contact net, sha256 of its float64 outputs on _PIN_BOARDS)
+#: (weights file, the groups of its contact net, sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
     (None, ALL, "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),  # shipped
     (TD_NET, 0, "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
