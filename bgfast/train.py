@@ -190,7 +190,11 @@ class FitSettings:
     best epoch are kept) or after ``epochs`` epochs.  ``features``: feature
     groups (comma-separated names of :data:`bgfast.net.GROUPS`) added to
     ``init``'s net with zero weights (:func:`bgfast.net.widen`) before
-    training."""
+    training.  ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
+    rows weighted by W in the training loss (1 for the classes not named;
+    times the stderr weights with ``weighting="stderr"``), as if its
+    labels were W times as many; the validation loss that stops the run is
+    weighted by class alike."""
 
     epochs: int = 30
     batch: int = 256
@@ -206,6 +210,25 @@ class FitSettings:
     hidden: int = 128
     classes: tuple = ("contact", "crashed", "race")
     features: str = ""
+    class_weights: str = ""
+
+    def class_weight_map(self) -> dict:
+        """``{class: weight}`` of :attr:`class_weights` (validated)."""
+        from .errors import BgfastError
+
+        out = {}
+        for part in filter(None, (x.strip() for x in self.class_weights.split(","))):
+            name, sep, w = part.partition("=")
+            name = name.strip()
+            try:
+                weight = float(w)
+            except ValueError:
+                weight = float("nan")
+            if not sep or name not in NET_OF_CLASS or not (math.isfinite(weight) and weight > 0):
+                raise BgfastError(f"a class weight is CLASS=W with CLASS one of "
+                                  f"{', '.join(NET_OF_CLASS)} and W > 0, not {part!r}")
+            out[name] = weight
+        return out
 
     def check(self) -> "FitSettings":
         from .errors import BgfastError
@@ -228,8 +251,10 @@ class FitSettings:
             raise BgfastError(f"unknown class {bad[0] if bad else ''!r}; choose from "
                               f"{', '.join(NET_OF_CLASS)}")
         features = ",".join(_netmod.group_names(self.features))
+        cw = self.class_weight_map()
         return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes),
-                       features=features)
+                       features=features,
+                       class_weights=",".join(f"{c}={cw[c]:g}" for c in NET_OF_CLASS if c in cw))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -310,14 +335,16 @@ def _with_params(net, k: int, p: dict):
     return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta)
 
 
-def _batched_loss(p: dict, X, Y, step: int = 8192) -> float:
-    """The plain loss of ``p`` on every row (in blocks, float64)."""
+def _batched_loss(p: dict, X, Y, W=None, step: int = 8192) -> float:
+    """The loss of ``p`` on every row (in blocks, float64): plain, or with
+    the row weights ``W`` (``[n, 5]``)."""
     if X.shape[0] == 0:
         return float("nan")
     tot = 0.0
     for i in range(0, X.shape[0], step):
         xb = X[i:i + step].astype(np.float64)
-        tot += loss_and_grad(p, xb, Y[i:i + step], grad=False)[0] * xb.shape[0]
+        wb = None if W is None else W[i:i + step]
+        tot += loss_and_grad(p, xb, Y[i:i + step], wb, grad=False)[0] * xb.shape[0]
     return tot / X.shape[0]
 
 
@@ -340,6 +367,11 @@ class _Data:
         self.Y = np.clip(np.asarray(lab.mean[:, :5], dtype=np.float64), 0.0, 1.0)
         se = np.asarray(lab.stderr[:, :5], dtype=np.float64)
         self.W = 1.0 / (se ** 2 + st.eps) if st.weighting == "stderr" else None
+        cw = st.class_weight_map()
+        self.CW = None                   # the class weights of the rows, [N, 1]
+        if any(w != 1.0 for w in cw.values()):
+            self.CW = np.array([cw.get(c, 1.0) for c in CLASSES])[self.cls][:, None]
+            self.W = self.CW * (np.ones((self.n, 5)) if self.W is None else self.W)
         self.class_names = CLASSES
         chosen = np.isin(self.cls, [CLASSES.index(c) for c in st.classes])
         net_of = np.array([NET_OF_CLASS[c] for c in CLASSES])[self.cls]
@@ -352,8 +384,17 @@ class _Data:
             h.update(np.ascontiguousarray(a).tobytes())
         self.digest = h.hexdigest()
 
+    def val_weights(self, val_rows) -> np.ndarray | None:
+        """The class weights of ``val_rows`` scaled to mean 1 (None without
+        class weights): the validation loss weighs the classes as training
+        does, and the stderr not."""
+        if self.CW is None or val_rows.size == 0:
+            return None
+        w = self.CW[val_rows]
+        return np.broadcast_to(w / w.mean(), (val_rows.size, 5))
+
     def weights(self, train_rows) -> np.ndarray | None:
-        """The stderr weights scaled to mean 1 per output on ``train_rows``."""
+        """The row weights (stderr, class) scaled to mean 1 per output on ``train_rows``."""
         if self.W is None:
             return None
         return self.W / self.W[train_rows].mean(axis=0)
@@ -467,6 +508,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                 continue
             if k == "features":
                 v = ",".join(_netmod.group_names(v))
+            if k == "class_weights":
+                v = replace(FitSettings(), class_weights=v).check().class_weights
             if (tuple(v) if k == "classes" else v) != getattr(saved, k):
                 raise BgfastError(f"the checkpoint {ck} was made with {k}={getattr(saved, k)!r}, "
                                   f"not {v!r}; resume with its settings")
@@ -528,7 +571,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                 best = {n: p[n].copy() for n in _P}
                 rng = np.random.Generator(np.random.PCG64(derive_seed(st.seed, "fit", k)))
                 sv = {"t": 0, "epoch": 0, "step": 0, "rng": rng.bit_generator.state,
-                      "loss_sum": 0.0, "best_val": _batched_loss(p, data.X[va], data.Y[va]),
+                      "loss_sum": 0.0, "best_val": _batched_loss(p, data.X[va], data.Y[va], data.val_weights(va)),
                       "best_epoch": 0, "bad": 0, "history": []}
                 sv["val_before"] = sv["best_val"]
             else:
@@ -587,7 +630,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                     if max_steps is not None and steps_here >= max_steps and sv["step"] < nsteps[k]:
                         save()
                         return report()
-                vl = _batched_loss(p, data.X[va], data.Y[va])
+                vl = _batched_loss(p, data.X[va], data.Y[va], data.val_weights(va))
                 sv["history"].append({"epoch": sv["epoch"] + 1,
                                       "train_loss": round(sv["loss_sum"] / tr.size, 6),
                                       "val_loss": None if math.isnan(vl) else round(vl, 6)})

@@ -109,6 +109,60 @@ def test_training_reduces_the_validation_loss(lab, tmp_path):
     assert r["net_of_class"] == {"contact": 0, "crashed": 0, "race": 1}
 
 
+def test_class_weights_scale_that_class_rows_in_the_loss(lab):
+    st = trainmod.FitSettings(class_weights="crashed=4", val_fraction=0.25, seed=2).check()
+    d = trainmod._Data(lab, st)
+    tr = d.rows[0][0]
+    w = d.weights(tr)[tr]
+    crashed = d.cls[tr] == td.CRASHED
+    assert crashed.any() and (~crashed).any()
+    assert np.allclose(w[crashed], 4 * w[~crashed][0]) and np.allclose(w[~crashed], w[~crashed][0])
+    assert np.allclose(w.mean(axis=0), 1.0)
+    va = d.rows[0][1]
+    vw = d.val_weights(va)
+    vc = d.cls[va] == td.CRASHED
+    assert vc.any() and np.allclose(vw[vc], 4 * vw[~vc][0]) and np.allclose(vw.mean(), 1.0)
+    # with the stderr weighting the two multiply (the validation loss takes the class weights only)
+    both = trainmod._Data(lab, trainmod.FitSettings(class_weights="crashed=4", weighting="stderr",
+                                                    val_fraction=0.25, seed=2).check())
+    se = trainmod._Data(lab, trainmod.FitSettings(weighting="stderr", val_fraction=0.25,
+                                                  seed=2).check())
+    ratio = both.W / se.W
+    assert np.allclose(ratio[d.cls == td.CRASHED], 4) and np.allclose(ratio[d.cls != td.CRASHED], 1)
+    assert np.array_equal(both.val_weights(va), vw) and se.val_weights(va) is None
+    assert st.class_weights == "crashed=4"
+    assert trainmod.FitSettings(class_weights=" race=0.5 , crashed=2.0").check().class_weights \
+        == "crashed=2,race=0.5"
+
+
+def test_a_weighted_class_is_fitted_closer(lab, tmp_path):
+    """Seeded runs from the same random net: weighting the crashed rows lowers
+    the contact net's loss on them and raises it on the contact rows."""
+    loss = {}
+    for cw in ("", "crashed=20"):
+        out = tmp_path / f"n{len(cw)}.npz"
+        trainmod.fit(lab, out, init="random", hidden=8, epochs=10, batch=32, lr=0.01,
+                     val_fraction=0.25, seed=2, classes=("contact", "crashed"), class_weights=cw,
+                     progress=False)
+        p = trainmod._net_params(netmod.load(out), 0)
+        d = trainmod._Data(lab, trainmod.FitSettings(val_fraction=0.25, seed=2))
+        tr = d.rows[0][0]
+        loss[cw] = [trainmod._batched_loss(p, d.X[r], d.Y[r])
+                    for r in (tr[d.cls[tr] == td.CONTACT], tr[d.cls[tr] == td.CRASHED])]
+    assert loss["crashed=20"][1] < loss[""][1]
+    assert loss["crashed=20"][0] > loss[""][0]
+
+
+def test_bad_class_weights_are_refused(lab, tmp_path):
+    for cw in ("crashed", "crashed=0", "crashed=-1", "bogus=2", "crashed=x", "race=nan"):
+        with pytest.raises(BgfastError, match="class weight"):
+            trainmod.fit(lab, tmp_path / "n.npz", class_weights=cw, progress=False)
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "n.npz"), "--class-weight", "crashed=0"])
+    assert r.exit_code != 0 and "class weight" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "n.npz").exists()
+
+
 def test_one_class_trains_its_net_only(lab, tmp_path):
     r = trainmod.fit(lab, tmp_path / "n.npz", classes=("race",), epochs=2, progress=False)
     assert list(r["nets"]) == ["race"]

@@ -1,31 +1,32 @@
 #!/bin/sh
 # Makes the shipped net, bgfast/data/net/bgfast-net.npz (docs/training.md#the-contact-net),
-# in two rounds of training the contact net towards 2-ply values:
+# in four rounds of training the contact net towards 2-ply values:
 #   0. the net of tools/race-net.sh (the TD-trained contact net, the race net
 #      trained towards its 1-ply values);
 #   1. its contact net widened with the five feature groups and trained
 #      towards that net's 2-ply values on the 200,000 training positions and
 #      the 200,000 self-play positions of data/training/selfplay-1.bgtd;
 #   2. that net trained again, with the 2-ply values of round 1's net on the
-#      positions of its own self-play (data/training/selfplay-2.bgtd) added.
-# The race net is that of step 0.  Deterministic (the same bits every run
-# with the same build; the shipped file is that of the build in
-# docs/training.md#reproducing-the-shipped-file): about 75 minutes on two
-# free cores.  Each step's output stays in WORK, and
-# a step whose output exists is skipped, so an interrupted run goes on where
-# it stopped when run again with the same WORK.
-# ROUNDS=3 or 4 in the environment goes on (docs/training.md#further-rounds):
+#      positions of its own self-play (data/training/selfplay-2.bgtd) added;
 #   3. round 2's net trained again towards its own 2-ply values on all four
-#      position files (data/training/selfplay-3.bgtd added, by the shipped net);
+#      position files (data/training/selfplay-3.bgtd added, by round 2's net);
 #   4. round 3's net trained again with its 2-ply values on
 #      data/training/selfplay-4.bgtd (its own self-play) added.
-# Usage: [ROUNDS=2|3|4] tools/contact-net.sh [OUT [WORK]]
+# The race net is that of step 0.  Deterministic: the same bits every run
+# with the same build (docs/training.md#reproducing-the-shipped-file), about
+# 70 minutes on two free cores.  Each step's output stays in WORK, and a
+# step whose output exists is skipped, so an interrupted run goes on where it
+# stopped when run again with the same WORK.
+# ROUNDS=2 or 3 stops early; ROUNDS=5 goes on (docs/training.md#further-rounds):
+#   5. round 4's net trained again towards its own 2-ply values on all six
+#      position files (data/training/selfplay-5.bgtd added, by round 4's net).
+# Usage: [ROUNDS=2|3|4|5] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-2}"
+ROUNDS="${ROUNDS:-4}"
 case "$ROUNDS" in
-    2|3|4) ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3 or 4" >&2; exit 2 ;;
+    2|3|4|5) ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4 or 5" >&2; exit 2 ;;
 esac
 OUT="$(realpath -m "${1:-contact-net.npz}")"
 WORK="$(realpath -m "${2:-contact-net.work}")"
@@ -88,5 +89,16 @@ if [ "$ROUNDS" -ge 4 ]; then
     values "$WORK/v4-selfplay-4" data/training/selfplay-4.bgtd
     train "$WORK/round4.done" "$WORK/round4.npz" "$WORK/round3.npz" "$WORK/v4-selfplay-4" \
         "$WORK/v3-selfplay-3" "$WORK/v3-training" "$WORK/v3-selfplay-1" "$WORK/v3-selfplay-2"
+fi
+if [ "$ROUNDS" -ge 5 ]; then
+    export BGFAST_NET="$WORK/round4.npz"
+    for f in training selfplay-1 selfplay-2 selfplay-3 selfplay-4 selfplay-5; do
+        src="data/training/$f.bgtd"
+        [ "$f" = training ] && src=data/training/positions.bgtd
+        values "$WORK/v5-$f" "$src"
+    done
+    train "$WORK/round5.done" "$WORK/round5.npz" "$WORK/round4.npz" "$WORK/v5-selfplay-5" \
+        "$WORK/v5-selfplay-4" "$WORK/v5-selfplay-3" "$WORK/v5-training" "$WORK/v5-selfplay-1" \
+        "$WORK/v5-selfplay-2"
 fi
 cp "$WORK/round$ROUNDS.npz" "$OUT"
