@@ -53,9 +53,11 @@ from .position import as_boards
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
-           "layout_of", "input_names", "widen"]
+           "layout_of", "input_names", "widen", "add_hidden", "MAX_HIDDEN"]
 
 FORMAT_VERSION = 1
+#: The most hidden units a net may have (the kernel's NET_MAX_HIDDEN).
+MAX_HIDDEN = 256
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
@@ -264,6 +266,30 @@ def widen(net: Net, groups) -> Net:
     if new != old:
         meta["widened_from"] = {"layout": net.layout, "checksum": checksum(**a)}
     return Net(_net.Model(np.concatenate(blocks, axis=1), a["b1"], a["w2"], a["b2"], new), meta)
+
+
+def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
+    """A copy of ``net`` with ``hidden`` hidden units in each net: the new
+    units get seeded uniform(-scale, scale) input weights, zero biases and
+    zero output weights, so it evaluates exactly as ``net`` does (the start
+    of training a larger net from a smaller one)."""
+    from .errors import BgfastError
+
+    h0 = net.hidden
+    if not h0 <= hidden <= MAX_HIDDEN:
+        raise BgfastError(f"hidden units must be {h0}..{MAX_HIDDEN} (the net has {h0}), "
+                          f"not {hidden}")
+    if hidden == h0:
+        return net.copy()
+    a = net.arrays()
+    rng = np.random.default_rng(seed)
+    extra = rng.uniform(-scale, scale, (2, a["w1"].shape[1], hidden - h0)).astype(np.float32)
+    w1 = np.concatenate([a["w1"], extra], axis=2)
+    b1 = np.concatenate([a["b1"], np.zeros((2, hidden - h0), np.float32)], axis=1)
+    w2 = np.concatenate([a["w2"], np.zeros((2, hidden - h0, 5), np.float32)], axis=1)
+    meta = dict(net.meta, hidden=hidden,
+                hidden_added={"from": h0, "seed": seed, "checksum": checksum(**a)})
+    return Net(_net.Model(w1, b1, w2, a["b2"], net.groups), meta)
 
 
 def save(net: Net, path) -> None:

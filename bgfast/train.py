@@ -190,7 +190,9 @@ class FitSettings:
     best epoch are kept) or after ``epochs`` epochs.  ``features``: feature
     groups (comma-separated names of :data:`bgfast.net.GROUPS`) added to
     ``init``'s net with zero weights (:func:`bgfast.net.widen`) before
-    training.  ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
+    training; ``widen_to``: the hidden units to give ``init``'s net
+    (:func:`bgfast.net.add_hidden`, seeded by ``seed``; 0 keeps its own).
+    ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
     rows weighted by W in the training loss (1 for the classes not named;
     times the stderr weights with ``weighting="stderr"``), as if its
     labels were W times as many; the validation loss that stops the run is
@@ -211,6 +213,7 @@ class FitSettings:
     classes: tuple = ("contact", "crashed", "race")
     features: str = ""
     class_weights: str = ""
+    widen_to: int = 0
 
     def class_weight_map(self) -> dict:
         """``{class: weight}`` of :attr:`class_weights` (validated)."""
@@ -235,6 +238,9 @@ class FitSettings:
 
         if self.epochs < 1 or self.batch < 1 or self.patience < 1 or self.hidden < 1:
             raise BgfastError("epochs, batch, patience and hidden must be at least 1")
+        if not 0 <= self.widen_to <= _netmod.MAX_HIDDEN:
+            raise BgfastError(f"the hidden units to widen to must be 0..{_netmod.MAX_HIDDEN}, "
+                              f"not {self.widen_to}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise BgfastError(f"the learning rate must be > 0, not {self.lr}")
         if not (math.isfinite(self.l2) and self.l2 >= 0) or not self.eps > 0:
@@ -439,10 +445,13 @@ def _init_net(st: FitSettings):
     if st.init == "shipped":
         net = _netmod.default_net().copy()
     elif st.init == "random":
-        return _netmod.random_net(st.hidden, st.seed, groups=st.features)
+        net = _netmod.random_net(st.hidden, st.seed, groups=st.features)
     else:
         net = _netmod.load(st.init)
-    return _netmod.widen(net, st.features)
+    net = _netmod.widen(net, st.features)
+    if st.widen_to:
+        net = _netmod.add_hidden(net, st.widen_to, seed=st.seed)
+    return net
 
 
 def _save_checkpoint(path: Path, state: dict, arrays: dict) -> None:

@@ -250,20 +250,26 @@ def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, digest):
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == digest
 
 
+def _assert_plays_alike(a, b, boards, seed):
+    """Nets ``a`` and ``b`` give the same bits on ``boards``, with and
+    without the bear-off tables, and choose the same plays for seeded rolls."""
+    for tables in (False, True):
+        np.testing.assert_array_equal(a.evaluate_batch(boards, tables=tables),
+                                      b.evaluate_batch(boards, tables=tables))
+    dice = np.random.default_rng(seed).integers(1, 7, size=(len(boards), 2)).astype(np.int64)
+    for x, y in zip(a.choose(boards, dice), b.choose(boards, dice)):
+        np.testing.assert_array_equal(x, y)
+
+
 @pytest.mark.parametrize("groups", ["contain", "hits", "anchors,mobility", ALL])
 def test_a_widened_net_plays_as_the_narrow_one(boards, groups):
     narrow = netmod.load(TD_NET)
     wide = netmod.widen(narrow, groups)
     assert wide.groups == netmod.group_mask(groups)
     assert wide.model.w1.shape[1] == 196 + _net.feature_count(wide.groups)
-    sub = boards[:300]
-    for tables in (False, True):
-        np.testing.assert_array_equal(wide.evaluate_batch(sub, tables=tables),
-                                      narrow.evaluate_batch(sub, tables=tables))
-    dice = np.random.default_rng(4).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
-    for a, b in zip(wide.choose(sub, dice), narrow.choose(sub, dice)):
-        np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(wide.evaluate_plies(sub[:4], 1), narrow.evaluate_plies(sub[:4], 1))
+    _assert_plays_alike(wide, narrow, boards[:300], 4)
+    np.testing.assert_array_equal(wide.evaluate_plies(boards[:4], 1),
+                                  narrow.evaluate_plies(boards[:4], 1))
 
 
 def test_a_net_whose_group_rows_are_zero_skips_the_groups():
@@ -445,3 +451,21 @@ def test_supervised_training_with_groups(tmp_path):
     np.testing.assert_array_equal(netmod.load(tmp_path / "t.npz").arrays()["w1"], n.arrays()["w1"])
     with pytest.raises(BgfastError, match="features"):
         trainmod.fit(lab, tmp_path / "t.npz", resume=True, features="hits", progress=False)
+
+
+def test_a_net_given_more_hidden_units_plays_as_before(boards):
+    narrow = netmod.load(TD_NET)
+    wide = netmod.add_hidden(narrow, 192, seed=3)
+    assert wide.hidden == 192 and narrow.hidden == 128
+    a, w = narrow.arrays(), wide.arrays()
+    np.testing.assert_array_equal(w["w1"][:, :, :128], a["w1"])
+    assert (w["w2"][:, 128:] == 0).all() and (w["b1"][:, 128:] == 0).all()
+    assert np.abs(w["w1"][:, :, 128:]).max() <= 0.1 and w["w1"][:, :, 128:].std() > 0.03
+    _assert_plays_alike(wide, narrow, boards[:300], 5)
+    # seeded: the same seed gives the same weights, another seed others
+    assert netmod.add_hidden(narrow, 192, seed=3).arrays()["w1"].tobytes() == w["w1"].tobytes()
+    assert netmod.add_hidden(narrow, 192, seed=4).arrays()["w1"].tobytes() != w["w1"].tobytes()
+    assert wide.meta["hidden_added"]["from"] == 128
+    for bad in (64, netmod.MAX_HIDDEN + 1):
+        with pytest.raises(BgfastError, match="hidden units"):
+            netmod.add_hidden(narrow, bad)

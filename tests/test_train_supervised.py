@@ -153,6 +153,24 @@ def test_a_weighted_class_is_fitted_closer(lab, tmp_path):
     assert loss["crashed=20"][0] > loss[""][0]
 
 
+def test_widen_to_trains_a_larger_net_from_the_same_start(lab, tmp_path):
+    small = tmp_path / "small.npz"
+    netmod.save(netmod.random_net(6, 3, scale=0.4), small)
+    kw = dict(init=str(small), epochs=2, batch=32, val_fraction=0.25, seed=2, progress=False)
+    plain = trainmod.fit(lab, tmp_path / "a.npz", **kw)
+    wide = trainmod.fit(lab, tmp_path / "b.npz", widen_to=10, **kw)
+    assert netmod.load(tmp_path / "b.npz").hidden == 10 and netmod.load(tmp_path / "a.npz").hidden == 6
+    assert wide["before"] == plain["before"]              # it starts as the small net
+    assert wide["settings"]["widen_to"] == 10
+    with pytest.raises(BgfastError, match="hidden units"):
+        trainmod.fit(lab, tmp_path / "c.npz", widen_to=4, **kw)
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "d.npz"), "--init", str(small),
+                                  "--widen-to", "4"])
+    assert r.exit_code != 0 and "hidden units" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "c.npz").exists() and not (tmp_path / "d.npz").exists()
+
+
 def test_bad_class_weights_are_refused(lab, tmp_path):
     for cw in ("crashed", "crashed=0", "crashed=-1", "bogus=2", "crashed=x", "race=nan"):
         with pytest.raises(BgfastError, match="class weight"):

@@ -19,11 +19,14 @@
 # stopped when run again with the same WORK.
 # ROUNDS=2 or 3 stops early; ROUNDS=5 goes on (docs/training.md#further-rounds):
 #   5. round 4's net trained again towards its own 2-ply values on all six
-#      position files (data/training/selfplay-5.bgtd added, by round 4's net).
-# Usage: [ROUNDS=2|3|4|5] tools/contact-net.sh [OUT [WORK]]
+#      position files (data/training/selfplay-5.bgtd added, by round 4's net);
+#      HIDDEN=256 (up to 256) first gives round 4's net that many hidden units
+#      (bgfast train supervised --widen-to).
+# Usage: [ROUNDS=2|3|4|5] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
 ROUNDS="${ROUNDS:-4}"
+HIDDEN="${HIDDEN:-128}"
 case "$ROUNDS" in
     2|3|4|5) ;;
     *) echo "contact-net.sh: ROUNDS must be 2, 3, 4 or 5" >&2; exit 2 ;;
@@ -61,14 +64,15 @@ fi
 
 export BGFAST_NET="$WORK/round1.npz"
 values "$WORK/v2-selfplay-2" data/training/selfplay-2.bgtd
-# train DONE OUT INIT LABELS...: a round of training from INIT, skipped once DONE exists
+# train DONE OUT INIT LABELS...: a round of training from INIT (options: $WIDEN), skipped once DONE exists
+WIDEN=""
 train() {
     done_="$1"
     out="$2"
     init="$3"
     shift 3
     if [ ! -f "$done_" ]; then
-        python -m bgfast train supervised "$@" -o "$out" --init "$init" --lr 3e-4 $FIT --resume
+        python -m bgfast train supervised "$@" -o "$out" --init "$init" --lr 3e-4 $FIT $WIDEN --resume
         touch "$done_"
     fi
 }
@@ -97,8 +101,15 @@ if [ "$ROUNDS" -ge 5 ]; then
         [ "$f" = training ] && src=data/training/positions.bgtd
         values "$WORK/v5-$f" "$src"
     done
-    train "$WORK/round5.done" "$WORK/round5.npz" "$WORK/round4.npz" "$WORK/v5-selfplay-5" \
+    R5=round5
+    if [ "$HIDDEN" != 128 ]; then
+        R5="round5-h$HIDDEN"
+        WIDEN="--widen-to $HIDDEN"
+    fi
+    train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" "$WORK/v5-selfplay-5" \
         "$WORK/v5-selfplay-4" "$WORK/v5-selfplay-3" "$WORK/v5-training" "$WORK/v5-selfplay-1" \
         "$WORK/v5-selfplay-2"
+    cp "$WORK/$R5.npz" "$OUT"
+else
+    cp "$WORK/round$ROUNDS.npz" "$OUT"
 fi
-cp "$WORK/round$ROUNDS.npz" "$OUT"

@@ -107,6 +107,9 @@ def _fit_default(name):
 @click.option("--features", default=None, metavar="GROUP[,GROUP]",
               help="Feature groups to add to the initial net with zero weights (contain, "
                    "contact, anchors, hits, mobility).")
+@click.option("--widen-to", type=click.IntRange(0, 256), default=None, metavar="H",
+              help="Give the initial net H hidden units: the new units get small seeded random "
+                   "input weights and zero output weights, so it starts as strong.")
 @click.option("--class-weight", "class_weights", default=None, metavar="CLASS=W[,CLASS=W]",
               help="Weight each named class's positions by W in the training loss "
                    "(e.g. crashed=3; 1 for the others).")
@@ -118,8 +121,8 @@ def _fit_default(name):
 @json_option("Print the report as JSON.")
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
-                            weighting, val_fraction, seed, hidden, classes, features, class_weights,
-                            checkpoint_steps, resume, quiet, as_json):
+                            weighting, val_fraction, seed, hidden, classes, features, widen_to,
+                            class_weights, checkpoint_steps, resume, quiet, as_json):
     """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``);
     several directories are trained on together."""
     from ..train import fit
@@ -127,7 +130,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
     given = {"init": init, "epochs": epochs, "patience": patience, "batch": batch, "lr": lr,
              "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
              "hidden": hidden, "classes": tuple(classes) or None, "features": features,
-             "class_weights": class_weights}
+             "widen_to": widen_to, "class_weights": class_weights}
     # a resumed run takes the checkpoint's settings: pass only what was typed
     settings = {k: v for k, v in given.items()
                 if v is not None and (not resume or k == "classes"
