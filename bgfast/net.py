@@ -270,9 +270,11 @@ def widen(net: Net, groups) -> Net:
 
 def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
     """A copy of ``net`` with ``hidden`` hidden units in each net: the new
-    units get seeded uniform(-scale, scale) input weights, zero biases and
-    zero output weights, so it evaluates exactly as ``net`` does (the start
-    of training a larger net from a smaller one)."""
+    units get seeded uniform(-scale, scale) input weights (zero on the
+    feature groups' rows of a net that does not read its groups, such as the
+    race net of the shipped net), zero biases and zero output weights, so it
+    evaluates exactly as ``net`` does (the start of training a larger net
+    from a smaller one)."""
     from .errors import BgfastError
 
     h0 = net.hidden
@@ -284,6 +286,9 @@ def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
     a = net.arrays()
     rng = np.random.default_rng(seed)
     extra = rng.uniform(-scale, scale, (2, a["w1"].shape[1], hidden - h0)).astype(np.float32)
+    for k, read in enumerate(net.model.read_groups):
+        if not read:                 # a net that skips its groups' inputs keeps skipping them
+            extra[k, INPUTS:] = 0.0
     w1 = np.concatenate([a["w1"], extra], axis=2)
     b1 = np.concatenate([a["b1"], np.zeros((2, hidden - h0), np.float32)], axis=1)
     w2 = np.concatenate([a["w2"], np.zeros((2, hidden - h0, 5), np.float32)], axis=1)

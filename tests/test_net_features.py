@@ -21,6 +21,8 @@ ALL = (1 << len(netmod.GROUPS)) - 1
 TD_NET = str(Path(__file__).resolve().parents[1] / "data" / "net" / "td-net.npz")
 #: the contact net after two rounds towards its 2-ply values (ROUNDS=2 tools/contact-net.sh)
 TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rounds.npz")
+#: round 5 with 256 hidden units (HIDDEN=256 ROUNDS=5 tools/contact-net.sh)
+WIDE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "wide-256.npz")
 
 
 @pytest.fixture(scope="module")
@@ -233,14 +235,16 @@ _PINNED_NETS = [
     (None, ALL, "6f4ec72adf65fde30dee57165a91ab760a32dbaf4d974d71337966787a4b2228"),  # shipped
     (TD_NET, 0, "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
     (TWO_ROUNDS, ALL, "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),
+    (WIDE, ALL, "0d5ef552d43700163c58f1893904e1391b57d5c2c492d2ac0d696a254cc82c70"),
 ]
 
 
-@pytest.mark.parametrize("path,groups,digest", _PINNED_NETS, ids=["shipped", "td-net", "two-rounds"])
+@pytest.mark.parametrize("path,groups,digest", _PINNED_NETS,
+                         ids=["shipped", "td-net", "two-rounds", "wide-256"])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, digest):
     """The outputs of the shipped net (every feature group in its contact
-    net, none in its race net), of the TD-trained net (no group) and of the
-    two-round net on seeded boards, bit for bit (sha256 of the float64
+    net, none in its race net), of the TD-trained net (no group), of the
+    two-round net and of the 256-unit net on seeded boards, bit for bit (sha256 of the float64
     outputs): a change to the kernel's arithmetic updates the digests
     knowingly."""
     b = _random_boards(2000, 123)
@@ -466,6 +470,10 @@ def test_a_net_given_more_hidden_units_plays_as_before(boards):
     assert netmod.add_hidden(narrow, 192, seed=3).arrays()["w1"].tobytes() == w["w1"].tobytes()
     assert netmod.add_hidden(narrow, 192, seed=4).arrays()["w1"].tobytes() != w["w1"].tobytes()
     assert wide.meta["hidden_added"]["from"] == 128
+    # a net that skips its groups (the shipped race net) keeps skipping them
+    shipped = netmod.default_net()
+    assert shipped.model.read_groups == (ALL, 0)
+    assert netmod.add_hidden(shipped, 136).model.read_groups == (ALL, 0)
     for bad in (64, netmod.MAX_HIDDEN + 1):
         with pytest.raises(BgfastError, match="hidden units"):
             netmod.add_hidden(narrow, bad)
