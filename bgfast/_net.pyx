@@ -72,6 +72,9 @@ cdef extern from "_vecmath.h" nogil:
 if NET_MAX_HIDDEN > BGV_MAX_HIDDEN:     # the two limits are set apart: keep them in step
     raise ImportError("NET_MAX_HIDDEN exceeds _vecmath.h's BGV_MAX_HIDDEN")
 
+#: the most hidden units a net may have
+MAX_HIDDEN = NET_MAX_HIDDEN
+
 
 cdef inline float _sigf(float x) noexcept nogil:
     return bgv_sigmoid1(x)

@@ -56,8 +56,8 @@ __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileErro
            "layout_of", "input_names", "widen", "add_hidden", "MAX_HIDDEN"]
 
 FORMAT_VERSION = 1
-#: The most hidden units a net may have (the kernel's NET_MAX_HIDDEN).
-MAX_HIDDEN = 256
+#: The most hidden units a net may have (the kernel's limit).
+MAX_HIDDEN = _net.MAX_HIDDEN
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only

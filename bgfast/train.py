@@ -580,7 +580,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                 best = {n: p[n].copy() for n in _P}
                 rng = np.random.Generator(np.random.PCG64(derive_seed(st.seed, "fit", k)))
                 sv = {"t": 0, "epoch": 0, "step": 0, "rng": rng.bit_generator.state,
-                      "loss_sum": 0.0, "best_val": _batched_loss(p, data.X[va], data.Y[va], data.val_weights(va)),
+                      "loss_sum": 0.0,
+                      "best_val": _batched_loss(p, data.X[va], data.Y[va], data.val_weights(va)),
                       "best_epoch": 0, "bad": 0, "history": []}
                 sv["val_before"] = sv["best_val"]
             else:

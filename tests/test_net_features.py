@@ -244,9 +244,9 @@ _PINNED_NETS = [
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, digest):
     """The outputs of the shipped net (every feature group in its contact
     net, none in its race net), of the TD-trained net (no group), of the
-    two-round net and of the 256-unit net on seeded boards, bit for bit (sha256 of the float64
-    outputs): a change to the kernel's arithmetic updates the digests
-    knowingly."""
+    two-round net and of the 256-unit net on seeded boards, bit for bit
+    (sha256 of the float64 outputs): a change to the kernel's arithmetic
+    updates the digests knowingly."""
     b = _random_boards(2000, 123)
     net = netmod.load(path or netmod.default_weights_path())
     assert net.layout == netmod.layout_of(groups) and net.model.read_groups == (groups, 0)
