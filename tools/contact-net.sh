@@ -31,6 +31,10 @@ case "$ROUNDS" in
     2|3|4|5) ;;
     *) echo "contact-net.sh: ROUNDS must be 2, 3, 4 or 5" >&2; exit 2 ;;
 esac
+if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" != 5 ]; then
+    echo "contact-net.sh: HIDDEN applies to round 5 only (ROUNDS=5)" >&2
+    exit 2
+fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
 WORK="$(realpath -m "${2:-contact-net.work}")"
 cd "$(dirname "$0")/.."
