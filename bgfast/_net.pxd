@@ -18,12 +18,16 @@ cdef enum:
     NET_MAX_DEPTH = 5            # search depth (plies) + 1
     NET_MAX_PLAYS = 12000
 
-# Two nets (0 = contact, 1 = race) with the same number of hidden units.
+# Two nets (0 = contact, 1 = race) stored with the same number of hidden units.
 # T[c] holds, for every (side, slot, count 0..15), the sum of the first-layer
 # weight rows that the count switches on, so a hidden sum is b1 plus one row
-# per occupied slot, and a play updates only the slots it changes.
+# per occupied slot, and a play updates only the slots it changes.  The
+# evaluation reads only the first kh[c] hidden units of net c (the units past
+# its last nonzero output weight add nothing), so T[c], w2t[c] and wf[c] have
+# rows of kh[c] floats.
 cdef struct NetC:
     int H
+    int kh[2]                    # the hidden units each net's evaluation reads (a multiple of 8, or H)
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
     int kgroups[2]               # the groups each net reads: 0 when its group rows are all zero
@@ -32,9 +36,10 @@ cdef struct NetC:
     float* w1[2]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
     float* b1[2]                 # [H]
     float* w2[2]                 # [H, 5]
-    float* w2t[2]                # [5, H]: w2 transposed (rebuilt with T)
+    float* w2t[2]                # [5, kh]: w2 transposed (rebuilt with T)
+    float* wf[2]                 # [nf, kh]: the feature rows of w1 (rebuilt with T)
     float* b2[2]                 # [5]
-    float* T[2]                  # [NET_SLOTS * 16, H]
+    float* T[2]                  # [NET_SLOTS * 16, kh]
     uint64_t version             # set by each rebuild of T: no other weights ever had it
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):

@@ -482,7 +482,7 @@ cdef inline void _add_features(const NetC* net, int k, const uint8_t* b, float* 
     """h += the feature rows of w1 times the features of b."""
     cdef float f[NET_MAX_FEATURES]
     net_features(b, net.kgroups[k], f)
-    bgv_axpys(h, net.w1[k] + NET_RAW_INPUTS * net.H, f, net.knf[k], net.H)
+    bgv_axpys(h, net.wf[k], f, net.knf[k], net.kh[k])
 
 
 cdef void _full_sums(const NetC* net, int k, const uint8_t* b, float* h) noexcept nogil:
@@ -518,14 +518,14 @@ cdef void _table_sums(const NetC* net, int k, const uint8_t* b, float* h) noexce
         if n > 0:
             rows[m] = _slot_row(side, 25, n)
             m += 1
-    bgv_rows(h, net.b1[k], net.T[k], rows, m, rows, 0, net.H)
+    bgv_rows(h, net.b1[k], net.T[k], rows, m, rows, 0, net.kh[k])
 
 
 cdef void _outputs(const NetC* net, int k, const float* h, double* p) noexcept nogil:
     """Outputs from the hidden sums, kept in the cumulative order."""
     cdef float s[5]
     cdef int o
-    bgv_output_sums(h, net.w2t[k], net.b2[k], net.H, s)
+    bgv_output_sums(h, net.w2t[k], net.b2[k], net.kh[k], s)
     for o in range(5):
         p[o] = _sigf(s[o])
     order_probs(p)
@@ -669,7 +669,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     if not c.hbv[k]:
         _table_sums(net, k, c.base, c.hb[k])
         net_features(c.base, net.kgroups[k], fb)
-        bgv_axpys(c.hb[k], net.w1[k] + NET_RAW_INPUTS * net.H, fb, nf, net.H)
+        bgv_axpys(c.hb[k], net.wf[k], fb, nf, net.kh[k])
         c.hbv[k] = 1
     if not c.btv:
         _base_totals(c)
@@ -683,8 +683,8 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
             fi[nfv] = q
             fv[nfv] = f[q] - fb[q]
             nfv += 1
-    bgv_eval_play(c.hb[k], net.T[k], add, na, sub, ns, net.w1[k] + NET_RAW_INPUTS * net.H,
-                  fi, fv, nfv, net.w2t[k], net.b2[k], net.H, s)
+    bgv_eval_play(c.hb[k], net.T[k], add, na, sub, ns, net.wf[k],
+                  fi, fv, nfv, net.w2t[k], net.b2[k], net.kh[k], s)
     for o in range(5):
         p[o] = _sigf(s[o])
     order_probs(p)
@@ -1092,7 +1092,7 @@ cdef class Model:
     from Python."""
 
     cdef NetC net
-    cdef readonly object w1, b1, w2, b2, T, W2T
+    cdef readonly object w1, b1, w2, b2, T, W2T, WF
     cdef EvalCache ec
     cdef PyThread_type_lock ec_lock
 
@@ -1125,12 +1125,14 @@ cdef class Model:
         self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
         self.T = np.zeros((2, NET_SLOTS * 16, H), dtype=np.float32)
         self.W2T = np.zeros((2, 5, H), dtype=np.float32)
+        self.WF = np.zeros((2, nin - NET_RAW_INPUTS, H), dtype=np.float32)
         cdef float[:, :, ::1] a1 = self.w1
         cdef float[:, ::1] c1 = self.b1
         cdef float[:, :, ::1] a2 = self.w2
         cdef float[:, ::1] c2 = self.b2
         cdef float[:, :, ::1] t = self.T
         cdef float[:, :, ::1] t2 = self.W2T
+        cdef float[:, :, ::1] tf = self.WF
         cdef int k
         self.net.H = H
         self.net.groups = groups
@@ -1143,6 +1145,7 @@ cdef class Model:
             self.net.b2[k] = &c2[k, 0]
             self.net.T[k] = &t[k, 0, 0]
             self.net.w2t[k] = &t2[k, 0, 0]
+            self.net.wf[k] = &tf[k, 0, 0]
         self.refresh()
 
     @property
@@ -1164,6 +1167,13 @@ cdef class Model:
         evaluates: its groups, or 0 when all its group rows are zero (they
         would add nothing)."""
         return (self.net.kgroups[0], self.net.kgroups[1])
+
+    @property
+    def read_hidden(self):
+        """The hidden units each net (contact, race) computes when it
+        evaluates: up to its last unit with a nonzero output weight, in
+        whole blocks of 8 (the units past it would add nothing)."""
+        return (self.net.kh[0], self.net.kh[1])
 
     def refresh(self):
         """Rebuild the per-slot tables from w1 (and empty the evaluation cache)."""
@@ -1303,13 +1313,12 @@ cdef uint64_t NET_VERSION = 0          # the last version given to a net's weigh
 
 cdef void _build_tables(NetC* net) noexcept nogil:
     global NET_VERSION
-    cdef int H = net.H, k, side, i, n, j
+    cdef int H = net.H, k, side, i, n, j, kh, last
     NET_VERSION += 1
     net.version = NET_VERSION
     cdef float* T
     cdef const float* w
     cdef float* row
-    cdef float v
     for k in range(2):
         # a net whose group rows are all zero (the race net of a net widened
         # for its contact net) skips computing the groups: the same sums
@@ -1321,27 +1330,39 @@ cdef void _build_tables(NetC* net) noexcept nogil:
                 net.kgroups[k] = net.groups
                 net.knf[k] = net.nf
                 break
-        for j in range(H):
+        # the hidden units up to the last with a nonzero output weight, in
+        # whole blocks of 8: a unit past it adds sigmoid * 0 = +0 to a lane
+        # of the output sums (bgv_output_sums), so the sums stay the same bits
+        last = -1
+        for j in range(H * 5):
+            if net.w2[k][j] != 0.0:
+                last = j // 5
+        kh = (last + 8) & ~7
+        net.kh[k] = H if kh >= H else kh
+        kh = net.kh[k]
+        for j in range(kh):
             for n in range(5):
-                net.w2t[k][n * H + j] = net.w2[k][j * 5 + n]
+                net.w2t[k][n * kh + j] = net.w2[k][j * 5 + n]
+        for i in range(net.nf):
+            memcpy(net.wf[k] + i * kh, net.w1[k] + (NET_RAW_INPUTS + i) * H, kh * sizeof(float))
         T = net.T[k]
         w = net.w1[k]
-        memset(T, 0, NET_SLOTS * 16 * H * sizeof(float))
+        memset(T, 0, NET_SLOTS * 16 * kh * sizeof(float))
         for side in range(2):
             for n in range(1, 16):
                 for i in range(24):
-                    row = T + _slot_row(side, i, n) * H
-                    _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i) * H, 1.0, H)
+                    row = T + _slot_row(side, i, n) * kh
+                    _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i) * H, 1.0, kh)
                     if n >= 2:
-                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 1) * H, 1.0, H)
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 1) * H, 1.0, kh)
                     if n >= 3:
-                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 2) * H, 1.0, H)
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 2) * H, 1.0, kh)
                     if n > 3:
-                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 3) * H, (n - 3) * 0.5, H)
-                _axpy(T + _slot_row(side, 24, n) * H, w + (side * NET_SIDE_INPUTS + 96) * H,
-                      n * 0.5, H)
-                _axpy(T + _slot_row(side, 25, n) * H, w + (side * NET_SIDE_INPUTS + 97) * H,
-                      n / 15.0, H)
+                        _axpy(row, w + (side * NET_SIDE_INPUTS + 4 * i + 3) * H, (n - 3) * 0.5, kh)
+                _axpy(T + _slot_row(side, 24, n) * kh, w + (side * NET_SIDE_INPUTS + 96) * H,
+                      n * 0.5, kh)
+                _axpy(T + _slot_row(side, 25, n) * kh, w + (side * NET_SIDE_INPUTS + 97) * H,
+                      n / 15.0, kh)
 
 
 cdef inline void _axpy(float* y, const float* x, float a, int H) noexcept nogil:

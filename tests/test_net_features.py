@@ -466,6 +466,7 @@ def test_a_net_given_more_hidden_units_plays_as_before(boards):
     assert (w["w2"][:, 128:] == 0).all() and (w["b1"][:, 128:] == 0).all()
     assert np.abs(w["w1"][:, :, 128:]).max() <= 0.1 and w["w1"][:, :, 128:].std() > 0.03
     _assert_plays_alike(wide, narrow, boards[:300], 5)
+    assert wide.model.read_hidden == (128, 128)      # the added units are not computed
     # seeded: the same seed gives the same weights, another seed others
     assert netmod.add_hidden(narrow, 192, seed=3).arrays()["w1"].tobytes() == w["w1"].tobytes()
     assert netmod.add_hidden(narrow, 192, seed=4).arrays()["w1"].tobytes() != w["w1"].tobytes()
@@ -477,3 +478,28 @@ def test_a_net_given_more_hidden_units_plays_as_before(boards):
     for bad in (64, netmod.MAX_HIDDEN + 1):
         with pytest.raises(BgfastError, match="hidden units"):
             netmod.add_hidden(narrow, bad)
+
+
+@pytest.mark.parametrize("keep", [1, 37, 40, 127])
+def test_units_without_output_weights_are_not_computed(boards, keep):
+    """A net evaluates only up to its last unit with a nonzero output weight
+    (in blocks of 8), with the same bits as the net cut to those units."""
+    a = netmod.load(TD_NET).arrays()
+    w2 = a["w2"].copy()
+    w2[:, keep:] = 0.0
+    full = netmod.Net(_net.Model(a["w1"], a["b1"], w2, a["b2"], 0), {})
+    cut = -(-keep // 8) * 8
+    assert full.model.read_hidden == (cut, cut)
+    short = netmod.Net(_net.Model(a["w1"][:, :, :cut], a["b1"][:, :cut], w2[:, :cut], a["b2"], 0), {})
+    assert short.model.read_hidden == (cut, cut)
+    _assert_plays_alike(full, short, boards[:300], keep)
+    # the cut follows the weights: refresh after the output weights change
+    full.model.w2[0, 127, 2] = 0.5
+    full.model.refresh()
+    assert full.model.read_hidden == (128, cut)
+    assert not np.array_equal(full.evaluate_batch(boards[:300], tables=False),
+                              short.evaluate_batch(boards[:300], tables=False))
+
+
+def test_the_wide_net_computes_all_its_contact_units_and_the_race_units_it_was_given():
+    assert netmod.load(WIDE).model.read_hidden == (256, 128)
