@@ -17,8 +17,12 @@ cdef enum:
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
     NET_MAX_DEPTH = 5            # search depth (plies) + 1
     NET_MAX_PLAYS = 12000
+    NET_MAX_NETS = 3             # contact, race, and optionally crashed
+    NET_CRASHED_IN_PLAY = 7      # crashed: contact, and a side with at most this many checkers in play
 
-# Two nets (0 = contact, 1 = race) stored with the same number of hidden units.
+# Two or three nets (0 = contact, 1 = race, 2 = crashed: see net_of) stored
+# with the same number of hidden units; a net of two evaluates crashed
+# positions with its contact net.
 # T[c] holds, for every (side, slot, count 0..15), the sum of the first-layer
 # weight rows that the count switches on, so a hidden sum is b1 plus one row
 # per occupied slot, and a play updates only the slots it changes.  The
@@ -27,19 +31,20 @@ cdef enum:
 # rows of kh[c] floats.
 cdef struct NetC:
     int H
-    int kh[2]                    # the hidden units each net's evaluation reads (a multiple of 8, or H)
+    int nets                     # 2 or 3
+    int kh[3]                    # the hidden units each net's evaluation reads (a multiple of 8, or H)
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
-    int kgroups[2]               # the groups each net reads: 0 when its group rows are all zero
-    int knf[2]                   # the hand-made inputs each net reads (NET_FEATURES or nf)
+    int kgroups[3]               # the groups each net reads: 0 when its group rows are all zero
+    int knf[3]                   # the hand-made inputs each net reads (NET_FEATURES or nf)
     int tables                   # use the bear-off tables of bgfast._evaluate
-    float* w1[2]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
-    float* b1[2]                 # [H]
-    float* w2[2]                 # [H, 5]
-    float* w2t[2]                # [5, kh]: w2 transposed (rebuilt with T)
-    float* wf[2]                 # [nf, kh]: the feature rows of w1 (rebuilt with T)
-    float* b2[2]                 # [5]
-    float* T[2]                  # [NET_SLOTS * 16, kh]
+    float* w1[3]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
+    float* b1[3]                 # [H]
+    float* w2[3]                 # [H, 5]
+    float* w2t[3]                # [5, kh]: w2 transposed (rebuilt with T)
+    float* wf[3]                 # [nf, kh]: the feature rows of w1 (rebuilt with T)
+    float* b2[3]                 # [5]
+    float* T[3]                  # [NET_SLOTS * 16, kh]
     uint64_t version             # set by each rebuild of T: no other weights ever had it
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
@@ -63,9 +68,9 @@ cdef struct NetCache:
 # per-thread work space for searches
 cdef struct NetCtx:
     MoveGen g[NET_MAX_DEPTH]
-    float hb[2][NET_MAX_HIDDEN]  # hidden sums of the base board (its hand-made inputs included), per net
-    float fb[2][NET_MAX_FEATURES]  # the base board's hand-made inputs, per net
-    int hbv[2]
+    float hb[3][NET_MAX_HIDDEN]  # hidden sums of the base board (its hand-made inputs included), per net
+    float fb[3][NET_MAX_FEATURES]  # the base board's hand-made inputs, per net
+    int hbv[3]
     uint8_t base[64]
     const NetC* bnet             # the net (and its version) of base's sums
     uint64_t bver
@@ -84,6 +89,8 @@ cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil
 cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil
 # the number of hand-made inputs of a net with these groups
 cdef int net_feature_count(int groups) noexcept nogil
+# the net of `net` that evaluates board b: 0 contact, 1 race, 2 crashed (a net of three)
+cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables

@@ -74,6 +74,10 @@ if NET_MAX_HIDDEN > BGV_MAX_HIDDEN:     # the two limits are set apart: keep the
 
 #: the most hidden units a net may have
 MAX_HIDDEN = NET_MAX_HIDDEN
+#: the most nets a weights set may have (contact, race, crashed)
+MAX_NETS = NET_MAX_NETS
+#: a contact position is crashed when a side has at most this many checkers in play
+CRASHED_IN_PLAY = NET_CRASHED_IN_PLAY
 
 
 cdef inline float _sigf(float x) noexcept nogil:
@@ -531,9 +535,34 @@ cdef void _outputs(const NetC* net, int k, const float* h, double* p) noexcept n
     order_probs(p)
 
 
+cdef inline int _crashed(const uint8_t* b) noexcept nogil:
+    """Whether a side of b (either) has at most NET_CRASHED_IN_PLAY checkers
+    in play: on the board (the bar included), less those piled beyond the
+    second on its 1- and 2-points together (bgfast.traindata.checkers_in_play)."""
+    cdef int s, i, t, deep
+    cdef const uint8_t* row
+    for s in range(2):
+        row = b + 25 * s
+        t = 0
+        for i in range(25):
+            t += row[i]
+        deep = row[0] + row[1]
+        if deep > 2:
+            t -= deep - 2
+        if t <= NET_CRASHED_IN_PLAY:
+            return 1
+    return 0
+
+
+cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
+    if not board_contact(b):
+        return 1
+    return 2 if net.nets > 2 and _crashed(b) else 0
+
+
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
     cdef float h[NET_MAX_HIDDEN]
-    cdef int k = 0 if board_contact(b) else 1
+    cdef int k = net_of(net, b)
     _full_sums(net, k, b, h)
     _outputs(net, k, h, p)
 
@@ -596,6 +625,7 @@ cdef inline void _set_base(NetCtx* c, const NetC* net, const uint8_t* b) noexcep
     c.bver = net.version
     c.hbv[0] = 0
     c.hbv[1] = 0
+    c.hbv[2] = 0
     c.btv = 0
 
 
@@ -664,6 +694,8 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     b0 = 63 - __builtin_clzll(nz & 0x1FFFFFF)          # the rearmost checkers (board_contact)
     b1 = 63 - __builtin_clzll(nz >> 25)
     k = 0 if b0 + b1 >= 23 else 1
+    if k == 0 and net.nets > 2 and _crashed(r):
+        k = 2
     fb = c.fb[k]
     nf = net.knf[k]
     if not c.hbv[k]:
@@ -1115,17 +1147,18 @@ cdef class Model:
         if groups < 0 or groups >> NET_GROUPS:
             raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
         cdef int nin = NET_RAW_INPUTS + net_feature_count(groups)
-        if w1.ndim != 3 or w1.shape[0] != 2 or w1.shape[1] != nin:
-            raise ValueError(f"w1 must have shape (2, {nin}, H), not {w1.shape}")
-        H = w1.shape[2]
+        if w1.ndim != 3 or w1.shape[0] not in (2, NET_MAX_NETS) or w1.shape[1] != nin:
+            raise ValueError(f"w1 must have shape (2 or {NET_MAX_NETS} nets, {nin}, H), "
+                             f"not {w1.shape}")
+        N, H = w1.shape[0], w1.shape[2]
         if not 1 <= H <= NET_MAX_HIDDEN:
             raise ValueError(f"hidden units must be 1..{NET_MAX_HIDDEN}, not {H}")
-        if b1.shape != (2, H) or w2.shape != (2, H, 5) or b2.shape != (2, 5):
+        if b1.shape != (N, H) or w2.shape != (N, H, 5) or b2.shape != (N, 5):
             raise ValueError("inconsistent weight shapes")
         self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
-        self.T = np.zeros((2, NET_SLOTS * 16, H), dtype=np.float32)
-        self.W2T = np.zeros((2, 5, H), dtype=np.float32)
-        self.WF = np.zeros((2, nin - NET_RAW_INPUTS, H), dtype=np.float32)
+        self.T = np.zeros((N, NET_SLOTS * 16, H), dtype=np.float32)
+        self.W2T = np.zeros((N, 5, H), dtype=np.float32)
+        self.WF = np.zeros((N, nin - NET_RAW_INPUTS, H), dtype=np.float32)
         cdef float[:, :, ::1] a1 = self.w1
         cdef float[:, ::1] c1 = self.b1
         cdef float[:, :, ::1] a2 = self.w2
@@ -1138,7 +1171,8 @@ cdef class Model:
         self.net.groups = groups
         self.net.nf = nin - NET_RAW_INPUTS
         self.net.tables = 0
-        for k in range(2):
+        self.net.nets = N
+        for k in range(N):
             self.net.w1[k] = &a1[k, 0, 0]
             self.net.b1[k] = &c1[k, 0]
             self.net.w2[k] = &a2[k, 0, 0]
@@ -1158,22 +1192,40 @@ cdef class Model:
         return self.net.groups
 
     @property
+    def nets(self):
+        """2 (contact, race) or 3 (contact, race, crashed)."""
+        return self.net.nets
+
+    def net_of(self, const uint8_t[:, :, ::1] boards):
+        """The net that evaluates each board (player on roll in row 1):
+        0 contact, 1 race, 2 crashed (a net of three), int8[N]."""
+        out = np.zeros(boards.shape[0], dtype=np.int8)
+        cdef int8_t[::1] o = out
+        cdef Py_ssize_t i
+        if boards.shape[1] != 2 or boards.shape[2] != 25:
+            raise ValueError("boards must have shape (N, 2, 25)")
+        with nogil:
+            for i in range(boards.shape[0]):
+                o[i] = <int8_t>net_of(&self.net, &boards[i, 0, 0])
+        return out
+
+    @property
     def inputs(self):
         return NET_RAW_INPUTS + self.net.nf
 
     @property
     def read_groups(self):
-        """The feature groups each net (contact, race) computes when it
+        """The feature groups each net (contact, race, crashed) computes when it
         evaluates: its groups, or 0 when all its group rows are zero (they
         would add nothing)."""
-        return (self.net.kgroups[0], self.net.kgroups[1])
+        return tuple(self.net.kgroups[k] for k in range(self.net.nets))
 
     @property
     def read_hidden(self):
-        """The hidden units each net (contact, race) computes when it
+        """The hidden units each net (contact, race, crashed) computes when it
         evaluates: up to its last unit with a nonzero output weight, in
         whole blocks of 8 (the units past it would add nothing)."""
-        return (self.net.kh[0], self.net.kh[1])
+        return tuple(self.net.kh[k] for k in range(self.net.nets))
 
     def refresh(self):
         """Rebuild the per-slot tables from w1 (and empty the evaluation cache)."""
@@ -1319,7 +1371,7 @@ cdef void _build_tables(NetC* net) noexcept nogil:
     cdef float* T
     cdef const float* w
     cdef float* row
-    for k in range(2):
+    for k in range(net.nets):
         # a net whose group rows are all zero (the race net of a net widened
         # for its contact net) skips computing the groups: the same sums
         net.kgroups[k] = 0
@@ -1544,7 +1596,7 @@ cdef void _learn(NetC* net, const uint8_t* b, const double* target, double alpha
     cdef float* w2
     cdef float* row
     cdef float x, g
-    k = 0 if board_contact(b) else 1
+    k = net_of(net, b)
     w1 = net.w1[k]
     w2 = net.w2[k]
     nact = _active(b, net.groups, ai, av)

@@ -15,14 +15,18 @@ after the base features; its layout name is :data:`LAYOUT` followed by
 a net with zero weights.  One sigmoid hidden layer and 5
 sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
 backgammon, lose gammon, lose backgammon)`` for the player on roll.  There
-are two nets of the same shape, one for contact and one for race positions;
-bear-off positions use the exact bear-off databases.
+are two nets of the same shape, one for contact and one for race positions,
+or three: a third for crashed contact positions (a side with at most
+:data:`bgfast._net.CRASHED_IN_PLAY` checkers in play, as
+:func:`bgfast.traindata.classify` has it; :func:`add_crashed`); bear-off
+positions use the exact bear-off databases.
 
 Weights file (numpy ``.npz``)::
 
     format_version  int      FORMAT_VERSION
     layout          str      layout_of(groups): LAYOUT, then "+NAME" per feature group
-    w1 float32[2, 196 + F, H]  b1 float32[2, H]  w2 float32[2, H, 5]  b2 float32[2, 5]
+    w1 float32[N, 196 + F, H]  b1 float32[N, H]  w2 float32[N, H, 5]  b2 float32[N, 5]
+                    N = 2 nets (contact, race) or 3 (contact, race, crashed)
     checksum        str      sha256 of the four arrays (see :func:`checksum`)
     meta            str      JSON: how the weights were made (training state)
 
@@ -53,11 +57,14 @@ from .position import as_boards
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
-           "layout_of", "input_names", "widen", "add_hidden", "MAX_HIDDEN"]
+           "layout_of", "input_names", "widen", "add_hidden", "add_crashed", "MAX_HIDDEN",
+           "NET_NAMES"]
 
 FORMAT_VERSION = 1
 #: The most hidden units a net may have (the kernel's limit).
 MAX_HIDDEN = _net.MAX_HIDDEN
+#: The kernel nets of a weights set, by index (a set of two has the first two).
+NET_NAMES = ("contact", "race", "crashed")
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
@@ -167,6 +174,11 @@ class Net:
     def layout(self) -> str:
         return layout_of(self.groups)
 
+    @property
+    def nets(self) -> int:
+        """2 (contact, race) or 3 (contact, race, crashed)."""
+        return self.model.nets
+
     def arrays(self) -> dict:
         return {k: np.array(getattr(self.model, k)) for k in _ARRAYS}
 
@@ -261,7 +273,7 @@ def widen(net: Net, groups) -> Net:
             blocks.append(w1[:, at:at + n])
             at += n
         elif new >> i & 1:
-            blocks.append(np.zeros((2, n, w1.shape[2]), np.float32))
+            blocks.append(np.zeros((w1.shape[0], n, w1.shape[2]), np.float32))
     meta = dict(net.meta)
     if new != old:
         meta["widened_from"] = {"layout": net.layout, "checksum": checksum(**a)}
@@ -285,16 +297,33 @@ def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
         return net.copy()
     a = net.arrays()
     rng = np.random.default_rng(seed)
+    nn = net.nets
     extra = rng.uniform(-scale, scale, (2, a["w1"].shape[1], hidden - h0)).astype(np.float32)
+    if nn > 2:                       # the crashed net's units after the contact and race nets'
+        extra = np.concatenate([extra, rng.uniform(-scale, scale, (nn - 2, a["w1"].shape[1], hidden - h0)
+                                                   ).astype(np.float32)])
     for k, read in enumerate(net.model.read_groups):
         if not read:                 # a net that skips its groups' inputs keeps skipping them
             extra[k, INPUTS:] = 0.0
     w1 = np.concatenate([a["w1"], extra], axis=2)
-    b1 = np.concatenate([a["b1"], np.zeros((2, hidden - h0), np.float32)], axis=1)
-    w2 = np.concatenate([a["w2"], np.zeros((2, hidden - h0, 5), np.float32)], axis=1)
+    b1 = np.concatenate([a["b1"], np.zeros((nn, hidden - h0), np.float32)], axis=1)
+    w2 = np.concatenate([a["w2"], np.zeros((nn, hidden - h0, 5), np.float32)], axis=1)
     meta = dict(net.meta, hidden=hidden,
                 hidden_added={"from": h0, "seed": seed, "checksum": checksum(**a)})
     return Net(_net.Model(w1, b1, w2, a["b2"], net.groups), meta)
+
+
+def add_crashed(net: Net) -> Net:
+    """A copy of ``net`` with a crashed net (:data:`NET_NAMES`) that is a
+    copy of its contact net, so it evaluates exactly as ``net`` does (a net
+    that has one is copied as it is); training then fits it to the crashed
+    positions alone (``bgfast train supervised --crashed-net``)."""
+    if net.nets > 2:
+        return net.copy()
+    a = net.arrays()
+    grown = {k: np.concatenate([v, v[:1]]) for k, v in a.items()}
+    meta = dict(net.meta, crashed_added={"checksum": checksum(**a)})
+    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
 
 
 def save(net: Net, path) -> None:
@@ -356,9 +385,9 @@ def load(path, *, previous: bool = False) -> Net:
         meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
                                           "meta": json.loads(json.dumps(meta))}}
     nin = PREVIOUS_INPUTS + _net.feature_count(groups)
-    if a["w1"].ndim != 3 or a["w1"].shape[:2] != (2, nin):
-        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, {nin}, H) as its layout "
-                           f"{layout!r} has")
+    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, _net.MAX_NETS) or a["w1"].shape[1] != nin:
+        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2 or {_net.MAX_NETS} nets, "
+                           f"{nin}, H) as its layout {layout!r} has")
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)
     except ValueError as exc:

@@ -33,7 +33,7 @@ from .evaluate import POLICY_PUBEVAL, PROB_NAMES, invert
 from .position import PositionClass, classify_boards
 
 __all__ = ["train", "supervise", "fit_pubeval_calibration", "STEP", "fit", "FitSettings",
-           "NET_OF_CLASS", "NET_NAMES", "loss_and_grad", "label_metrics", "validation_mask",
+           "NET_OF_CLASS", "NET_NAMES", "net_of_class", "loss_and_grad", "label_metrics", "validation_mask",
            "checkpoint_path"]
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
@@ -153,16 +153,22 @@ def supervise(out, init, games: int, *, plies: int = 1, seed: int = 1000, alpha:
 # supervised training on rollout labels (bgfast.traindata)
 # ---------------------------------------------------------------------------
 #
-# The net of each training class: bgfast._net values contact positions
-# (crashed ones included: the kernel tells contact from race only) with
-# net 0 and race positions with net 1.  Bear-off positions (every checker of
-# both sides in its home board) are valued by the bear-off tables whenever
-# the evaluator has them, so they are left out of the training.
+# The net of each training class: bgfast._net values contact positions with
+# net 0 and race positions with net 1, and crashed positions with net 2 in a
+# set of three nets (with net 0 in a set of two).  Bear-off positions (every
+# checker of both sides in its home board) are valued by the bear-off tables
+# whenever the evaluator has them, so they are left out of the training.
 
-#: The kernel net (``w1[k]`` ...) that values each class of :data:`bgfast.traindata.CLASSES`.
+#: The kernel net (``w1[k]`` ...) that values each class of
+#: :data:`bgfast.traindata.CLASSES` in a set of two nets (:func:`net_of_class`).
 NET_OF_CLASS = {"contact": 0, "crashed": 0, "race": 1}
 #: The names of the kernel nets, by index.
-NET_NAMES = ("contact", "race")
+NET_NAMES = _netmod.NET_NAMES
+
+
+def net_of_class(nets: int = 2) -> dict:
+    """The kernel net that values each class in a set of ``nets`` nets."""
+    return {**NET_OF_CLASS, "crashed": 2} if nets > 2 else dict(NET_OF_CLASS)
 #: The weightings of the loss (see :func:`loss_and_grad`).
 WEIGHTINGS = ("plain", "stderr")
 #: The suffix of a supervised run's checkpoint file, beside its weights file.
@@ -178,8 +184,8 @@ class FitSettings:
     ``init``: ``"shipped"`` (fine-tune the shipped net), ``"random"`` (small
     seeded random weights of ``hidden`` units) or a weights file path.
     ``classes``: the training classes whose labels are used; the nets they
-    map to (:data:`NET_OF_CLASS`) are trained, the other net is kept as
-    ``init`` has it.  ``l2`` penalises the squared distance of the weights
+    map to (:func:`net_of_class`) are trained, the other nets are kept as
+    ``init`` has them.  ``l2`` penalises the squared distance of the weights
     from zero (``l2_anchor="zero"``) or from the initial weights
     (``"init"``: a fine-tuned net stays near the one it starts from).
     ``weighting``: ``"plain"`` or ``"stderr"`` (each
@@ -191,7 +197,10 @@ class FitSettings:
     groups (comma-separated names of :data:`bgfast.net.GROUPS`) added to
     ``init``'s net with zero weights (:func:`bgfast.net.widen`) before
     training; ``widen_to``: the hidden units to give ``init``'s net
-    (:func:`bgfast.net.add_hidden`, seeded by ``seed``; 0 keeps its own).
+    (:func:`bgfast.net.add_hidden`, seeded by ``seed``; 0 keeps its own);
+    ``crashed_net``: give ``init``'s net a crashed net, a copy of its
+    contact net (:func:`bgfast.net.add_crashed`), so that the crashed
+    positions train a net of their own.
     ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
     rows weighted by W in the training loss (1 for the classes not named;
     times the stderr weights with ``weighting="stderr"``), as if its
@@ -214,6 +223,7 @@ class FitSettings:
     features: str = ""
     class_weights: str = ""
     widen_to: int = 0
+    crashed_net: bool = False
 
     def class_weight_map(self) -> dict:
         """``{class: weight}`` of :attr:`class_weights` (validated)."""
@@ -357,7 +367,7 @@ def _batched_loss(p: dict, X, Y, W=None, step: int = 8192) -> float:
 class _Data:
     """The labels of a supervised run: inputs, targets, weights and masks."""
 
-    def __init__(self, lab, st: FitSettings, groups: int = 0):
+    def __init__(self, lab, st: FitSettings, groups: int = 0, nets: int = 2):
         from . import _net
         from .position import PositionClass, classify_boards
         from .traindata import CLASSES
@@ -380,9 +390,10 @@ class _Data:
             self.W = self.CW * (np.ones((self.n, 5)) if self.W is None else self.W)
         self.class_names = CLASSES
         chosen = np.isin(self.cls, [CLASSES.index(c) for c in st.classes])
-        net_of = np.array([NET_OF_CLASS[c] for c in CLASSES])[self.cls]
+        self.net_of_class = net_of_class(nets)
+        net_of = np.array([self.net_of_class[c] for c in CLASSES])[self.cls]
         self.rows = {}
-        for k in sorted({NET_OF_CLASS[c] for c in st.classes}):
+        for k in sorted({self.net_of_class[c] for c in st.classes}):
             use = chosen & (net_of == k) & ~self.bearoff
             self.rows[k] = (np.flatnonzero(use & ~self.val), np.flatnonzero(use & self.val))
         h = hashlib.sha256()
@@ -422,7 +433,8 @@ def label_metrics(net, lab, *, val_fraction: float = 0.1, seed: int = 0) -> dict
     ``equity_mae`` (mean absolute difference between the evaluator's 0-ply
     cubeless equity and the label's equity), both on the positions the net
     values (bear-offs, valued by the tables, left out)."""
-    return _metrics(net, _Data(lab, FitSettings(val_fraction=val_fraction, seed=seed), net.groups))
+    return _metrics(net, _Data(lab, FitSettings(val_fraction=val_fraction, seed=seed), net.groups,
+                               net.nets))
 
 
 def _metrics(net, d: "_Data") -> dict:
@@ -434,7 +446,7 @@ def _metrics(net, d: "_Data") -> dict:
         if rows.size == 0:
             out[name] = {"n": 0, "loss": None, "equity_mae": None}
             continue
-        p = _net_params(net, NET_OF_CLASS[name])
+        p = _net_params(net, d.net_of_class[name])
         eq = equity(net.evaluate_batch(d.boards[rows]))
         out[name] = {"n": int(rows.size), "loss": round(_batched_loss(p, d.X[rows], d.Y[rows]), 6),
                      "equity_mae": round(float(np.abs(eq - d.equity[rows]).mean()), 6)}
@@ -451,6 +463,8 @@ def _init_net(st: FitSettings):
     net = _netmod.widen(net, st.features)
     if st.widen_to:
         net = _netmod.add_hidden(net, st.widen_to, seed=st.seed)
+    if st.crashed_net:
+        net = _netmod.add_crashed(net)
     return net
 
 
@@ -486,8 +500,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     ``labels``: a labels directory or a :class:`bgfast.traindata.LabelSet`,
     or a list of them (:func:`bgfast.traindata.concat_labels`);
     ``settings``: the fields of :class:`FitSettings`.  Each net of the
-    classes asked for (:data:`NET_OF_CLASS`) is trained in turn (contact,
-    then race) by Adam on shuffled mini-batches (a seeded permutation per
+    classes asked for (:func:`net_of_class`) is trained in turn (contact,
+    race, then crashed) by Adam on shuffled mini-batches (a seeded permutation per
     epoch) towards the label probabilities (clipped to [0, 1]), computed in
     float64 with numpy.  The run is checkpointed to :func:`checkpoint_path`
     (weights, Adam moments, epoch, step, the generator's state, the data's
@@ -528,11 +542,12 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         st = FitSettings(**{k: v for k, v in settings.items() if v is not None}).check()
     net0 = _init_net(st) if state is None else None      # a bad --init: before the data
     groups = net0.groups if state is None else int(state.get("groups", 0))
+    nets = net0.nets if state is None else int(arrays["net_w1"].shape[0])
     lab = concat_labels(labels if isinstance(labels, (list, tuple)) else [labels])
     t0 = time.monotonic()
-    data = _Data(lab, st, groups)
+    data = _Data(lab, st, groups, nets)
     # the metrics' positions: the validation split, or every label without one
-    mdata = data if st.val_fraction else _Data(lab, replace(st, val_fraction=1.0), groups)
+    mdata = data if st.val_fraction else _Data(lab, replace(st, val_fraction=1.0), groups, nets)
     if state is not None and state["data"] != data.digest:
         raise DatabaseError(f"the labels are not those of the checkpoint {ck} (their digest "
                             "differs); start a new run without resume")
@@ -562,7 +577,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
         return {"settings": st.to_dict(), "data_digest": data.digest, "labels": data.n,
                 "split": {"rule": "sha256(seed:key) < fraction", "seed": st.seed,
                           "fraction": st.val_fraction},
-                "net_of_class": dict(NET_OF_CLASS), "counts": counts, "before": state["before"],
+                "net_of_class": dict(data.net_of_class), "counts": counts, "before": state["before"],
                 "nets": state["nets"], "steps": state["steps"],
                 "seconds": round(seconds0 + time.monotonic() - t0, 1)}
 

@@ -68,6 +68,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import _net
 from ._files import atomic_open, check_writable
 from ._workers import cores, ordered_map
 from .errors import BgfastError, DatabaseError
@@ -87,8 +88,9 @@ SUFFIX = ".bgtd"
 CLASSES = ("contact", "crashed", "race")
 CONTACT, CRASHED, RACE = 0, 1, 2
 #: A contact position is ``crashed`` when a side has at most this many
-#: checkers in play (:func:`checkers_in_play`).
-CRASHED_IN_PLAY = 7
+#: checkers in play (:func:`checkers_in_play`); the kernel's rule, by which a
+#: net of three evaluates it with its crashed net.
+CRASHED_IN_PLAY = _net.CRASHED_IN_PLAY
 #: The players of :func:`sample_positions` and their weights (shares of the positions).
 DEFAULT_PLAYERS = {"net": 45, "pubeval": 20, "easy": 10, "medium": 10, "beginner": 10,
                    "expert": 5}

@@ -501,5 +501,73 @@ def test_units_without_output_weights_are_not_computed(boards, keep):
                               short.evaluate_batch(boards[:300], tables=False))
 
 
+def _crashed_and_others(boards):
+    """``boards`` and the boards of 0-ply self-play games (their ends crashed), with their classes."""
+    from bgfast import traindata as td
+
+    allb = np.ascontiguousarray(np.concatenate([boards, netmod.default_net().model.selfplay_states(3, 0, 40)]))
+    cls = td.classify(allb)
+    assert (cls == td.CRASHED).sum() > 100 and (cls == td.CONTACT).sum() > 100
+    return allb, cls
+
+
+def test_a_net_of_three_values_crashed_boards_with_its_crashed_net(boards):
+    from bgfast import traindata as td
+
+    allb, cls = _crashed_and_others(boards)
+    two = netmod.load(TD_NET)
+    three = netmod.add_crashed(two)
+    assert (two.nets, three.nets) == (2, 3)
+    # the kernel's rule is the training classes' rule
+    want = np.zeros(len(allb), np.int8)
+    want[cls == td.RACE] = 1
+    np.testing.assert_array_equal(two.model.net_of(allb), want)
+    want[cls == td.CRASHED] = 2
+    np.testing.assert_array_equal(three.model.net_of(allb), want)
+    # a copied crashed net plays as the net of two
+    _assert_plays_alike(three, two, allb[::3], 8)
+    assert netmod.add_crashed(three).arrays()["w1"].shape[0] == 3
+    # another crashed net: crashed boards take its values, the others the contact net's
+    a = three.arrays()
+    a["w1"][2] += np.random.default_rng(4).normal(0, 0.05, a["w1"][2].shape).astype(np.float32)
+    a["b2"][2] += 0.3
+    other = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], 0), {})
+    assert other.model.read_hidden == (128, 128, 128)
+    swapped = netmod.Net(_net.Model(*(np.ascontiguousarray(a[k][[2, 1]]) for k in ("w1", "b1", "w2", "b2")),
+                                    0), {})
+    got = other.evaluate_batch(allb, tables=False)
+    crashed = cls == td.CRASHED
+    np.testing.assert_array_equal(got[crashed], swapped.evaluate_batch(allb[crashed], tables=False))
+    np.testing.assert_array_equal(got[~crashed], two.evaluate_batch(allb[~crashed], tables=False))
+    assert np.abs(got[crashed] - two.evaluate_batch(allb[crashed], tables=False)).max() > 0.01
+    # the plays of a roll (evaluated as changes from the board before it) pick
+    # the net of each play's result, as the full evaluation does
+    sub = allb[crashed][:120]
+    dice = np.random.default_rng(6).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
+    counts, res = other.choose(sub, dice, tables=False)
+    offs, allres = legal_plays_batch(sub, dice)
+    for i in np.flatnonzero(counts > 0):
+        cand = allres[offs[i]:offs[i + 1]]
+        eq = -equity(other.evaluate_batch(cand, tables=False))
+        j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
+        assert eq[j] >= eq.max() - 1e-5
+
+
+def test_a_net_of_three_is_saved_loaded_and_widened(tmp_path, boards):
+    three = netmod.add_crashed(netmod.load(TD_NET))
+    netmod.save(three, tmp_path / "t.npz")
+    back = netmod.load(tmp_path / "t.npz")
+    assert back.nets == 3
+    _assert_plays_alike(back, three, boards[:200], 2)
+    wide = netmod.add_hidden(netmod.widen(back, "hits"), 136, seed=1)
+    assert wide.nets == 3 and wide.hidden == 136 and wide.model.read_hidden == (128, 128, 128)
+    _assert_plays_alike(wide, three, boards[:200], 3)
+    bad = {k: v[:1] for k, v in three.arrays().items()}
+    np.savez(tmp_path / "b.npz", format_version=netmod.FORMAT_VERSION, layout=netmod.LAYOUT,
+             checksum=netmod.checksum(**bad), **bad)
+    with pytest.raises(netmod.NetFileError, match="nets"):
+        netmod.load(tmp_path / "b.npz")
+
+
 def test_the_wide_net_computes_all_its_contact_units_and_the_race_units_it_was_given():
     assert netmod.load(WIDE).model.read_hidden == (256, 128)

@@ -336,3 +336,40 @@ def test_cli_errors_are_one_line(lab, tmp_path, args, code, words):
     assert r.output.startswith("Error:") and words in r.output
     assert len(r.output.strip().splitlines()) == 1
     assert not (tmp_path / "n.npz").exists()
+
+
+def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
+    lab = _labels(_boards(40, 5))
+    assert (lab.classes == td.CRASHED).sum() >= 40
+    out = tmp_path / "n.npz"
+    r = trainmod.fit(lab, out, classes=("crashed",), crashed_net=True, epochs=2, batch=16,
+                     lr=0.003, val_fraction=0.25, progress=False)
+    assert list(r["nets"]) == ["crashed"] and r["net_of_class"]["crashed"] == 2
+    assert r["nets"]["crashed"]["train"] + r["nets"]["crashed"]["validation"] == \
+        int(((lab.classes == td.CRASHED) & ~td.exact_covered(lab.boards)).sum())
+    n, s = netmod.load(out), netmod.default_net()
+    assert n.nets == 3 and n.meta["crashed_added"]["checksum"] == netmod.checksum(**s.arrays())
+    a, b = n.arrays(), s.arrays()
+    for k in a:                  # the contact and race nets as shipped, the crashed net trained
+        assert (a[k][:2] == b[k]).all()
+        assert (a[k][2] != b[k][0]).any()
+    # it starts as the shipped net: the crashed positions' loss before is the contact net's
+    assert r["before"] == trainmod.label_metrics(s, lab, val_fraction=0.25)
+    assert r["after"]["crashed"]["loss"] < r["before"]["crashed"]["loss"]
+    assert r["after"]["contact"] == r["before"]["contact"]
+    # resumed with the flag repeated, refused without the checkpoint's setting
+    part = tmp_path / "p.npz"
+    kw = dict(classes=("crashed",), crashed_net=True, epochs=2, batch=16, lr=0.003,
+              val_fraction=0.25, progress=False)
+    trainmod.fit(lab, part, max_steps=1, **kw)
+    trainmod.fit(lab, part, resume=True, **kw)
+    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    with pytest.raises(BgfastError, match="crashed_net"):
+        trainmod.fit(lab, part, resume=True, crashed_net=False, progress=False)
+    # the CLI flag
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "c.npz"), "--class", "crashed",
+                                  "--crashed-net", "--epochs", "1", "--quiet", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["net_of_class"]["crashed"] == 2
+    assert netmod.load(tmp_path / "c.npz").nets == 3

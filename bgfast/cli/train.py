@@ -103,13 +103,17 @@ def _fit_default(name):
               show_default=True, help="Hidden units with --init random.")
 @click.option("--class", "classes", type=click.Choice(["contact", "crashed", "race"]),
               multiple=True, help="Train on these classes' labels only (repeatable; default all). "
-                                  "contact and crashed share the contact net.")
+                                  "contact and crashed share the contact net unless the net has "
+                                  "a crashed net (--crashed-net).")
 @click.option("--features", default=None, metavar="GROUP[,GROUP]",
               help="Feature groups to add to the initial net with zero weights (contain, "
                    "contact, anchors, hits, mobility).")
 @click.option("--widen-to", type=click.IntRange(0, 256), default=None, metavar="H",
               help="Give the initial net H hidden units: the new units get small seeded random "
                    "input weights and zero output weights, so it starts as strong.")
+@click.option("--crashed-net", "crashed_net", is_flag=True, default=None,
+              help="Give the initial net a crashed net (a copy of its contact net) that the "
+                   "crashed positions train alone.")
 @click.option("--class-weight", "class_weights", default=None, metavar="CLASS=W[,CLASS=W]",
               help="Weight each named class's positions by W in the training loss "
                    "(e.g. crashed=3; 1 for the others).")
@@ -122,7 +126,7 @@ def _fit_default(name):
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
                             weighting, val_fraction, seed, hidden, classes, features, widen_to,
-                            class_weights, checkpoint_steps, resume, quiet, as_json):
+                            crashed_net, class_weights, checkpoint_steps, resume, quiet, as_json):
     """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``);
     several directories are trained on together."""
     from ..train import fit
@@ -130,7 +134,8 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
     given = {"init": init, "epochs": epochs, "patience": patience, "batch": batch, "lr": lr,
              "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
              "hidden": hidden, "classes": tuple(classes) or None, "features": features,
-             "widen_to": widen_to, "class_weights": class_weights}
+             "widen_to": widen_to, "crashed_net": crashed_net or None,
+             "class_weights": class_weights}
     # a resumed run takes the checkpoint's settings: pass only what was typed
     settings = {k: v for k, v in given.items()
                 if v is not None and (not resume or k == "classes"
