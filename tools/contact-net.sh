@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes the shipped net, bgfast/data/net/bgfast-net.npz (docs/training.md#the-contact-net),
-# in four rounds of training the contact net towards 2-ply values:
+# in rounds of training the contact net towards 2-ply values, then a crashed net:
 #   0. the net of tools/race-net.sh (the TD-trained contact net, the race net
 #      trained towards its 1-ply values);
 #   1. its contact net widened with the five feature groups and trained
@@ -11,28 +11,32 @@
 #   3. round 2's net trained again towards its own 2-ply values on all four
 #      position files (data/training/selfplay-3.bgtd added, by round 2's net);
 #   4. round 3's net trained again with its 2-ply values on
-#      data/training/selfplay-4.bgtd (its own self-play) added.
+#      data/training/selfplay-4.bgtd (its own self-play) added;
+#   5. round 4's net given 256 hidden units (bgfast train supervised
+#      --widen-to) and trained again towards round 4's 2-ply values on all
+#      six position files (data/training/selfplay-5.bgtd added, by round 4's net);
+#   6. that training continued at a lower learning rate (the same values),
+#      then a crashed net (--crashed-net, a copy of the contact net) trained
+#      on the crashed positions alone.
 # The race net is that of step 0.  Deterministic: the same bits every run
 # with the same build (docs/training.md#reproducing-the-shipped-file), about
-# 70 minutes on two free cores.  Each step's output stays in WORK, and a
+# three hours on two free cores.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2 or 3 stops early; ROUNDS=5 goes on (docs/training.md#further-rounds):
-#   5. round 4's net trained again towards its own 2-ply values on all six
-#      position files (data/training/selfplay-5.bgtd added, by round 4's net);
-#      HIDDEN=256 (up to 256) first gives round 4's net that many hidden units
-#      (bgfast train supervised --widen-to).
-# Usage: [ROUNDS=2|3|4|5] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=2, 3, 4 or 5 stops early (docs/training.md#further-rounds); round 5
+# keeps 128 hidden units unless HIDDEN=H (up to 256) is given; ROUNDS=6 (the
+# default) uses 256.
+# Usage: [ROUNDS=2|3|4|5|6] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-4}"
-HIDDEN="${HIDDEN:-128}"
+ROUNDS="${ROUNDS:-6}"
 case "$ROUNDS" in
-    2|3|4|5) ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4 or 5" >&2; exit 2 ;;
+    2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
+    6) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5 or 6" >&2; exit 2 ;;
 esac
-if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" != 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to round 5 only (ROUNDS=5)" >&2
+if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
+    echo "contact-net.sh: HIDDEN applies to rounds 5 and 6 only (ROUNDS=5 or 6)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -110,10 +114,25 @@ if [ "$ROUNDS" -ge 5 ]; then
         R5="round5-h$HIDDEN"
         WIDEN="--widen-to $HIDDEN"
     fi
-    train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" "$WORK/v5-selfplay-5" \
-        "$WORK/v5-selfplay-4" "$WORK/v5-selfplay-3" "$WORK/v5-training" "$WORK/v5-selfplay-1" \
-        "$WORK/v5-selfplay-2"
-    cp "$WORK/$R5.npz" "$OUT"
+    V5="$WORK/v5-selfplay-5 $WORK/v5-selfplay-4 $WORK/v5-selfplay-3 $WORK/v5-training \
+        $WORK/v5-selfplay-1 $WORK/v5-selfplay-2"
+    train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" $V5
+    if [ "$ROUNDS" = 6 ]; then
+        if [ ! -f "$WORK/$R5-more.done" ]; then
+            python -m bgfast train supervised $V5 -o "$WORK/$R5-more.npz" --init "$WORK/$R5.npz" \
+                --lr 1e-4 --class contact --class crashed --epochs 150 --patience 8 --quiet --resume
+            touch "$WORK/$R5-more.done"
+        fi
+        if [ ! -f "$WORK/round6-h$HIDDEN.done" ]; then
+            python -m bgfast train supervised $V5 -o "$WORK/round6-h$HIDDEN.npz" \
+                --init "$WORK/$R5-more.npz" --crashed-net --class crashed --lr 3e-4 --epochs 300 \
+                --patience 10 --quiet --resume
+            touch "$WORK/round6-h$HIDDEN.done"
+        fi
+        cp "$WORK/round6-h$HIDDEN.npz" "$OUT"
+    else
+        cp "$WORK/$R5.npz" "$OUT"
+    fi
 else
     cp "$WORK/round$ROUNDS.npz" "$OUT"
 fi
