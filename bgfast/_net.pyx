@@ -1372,16 +1372,6 @@ cdef void _build_tables(NetC* net) noexcept nogil:
     cdef const float* w
     cdef float* row
     for k in range(net.nets):
-        # a net whose group rows are all zero (the race net of a net widened
-        # for its contact net) skips computing the groups: the same sums
-        net.kgroups[k] = 0
-        net.knf[k] = NET_FEATURES
-        w = net.w1[k] + (NET_RAW_INPUTS + NET_FEATURES) * H
-        for j in range((net.nf - NET_FEATURES) * H):
-            if w[j] != 0.0:
-                net.kgroups[k] = net.groups
-                net.knf[k] = net.nf
-                break
         # the hidden units up to the last with a nonzero output weight, in
         # whole blocks of 8: a unit past it adds sigmoid * 0 = +0 to a lane
         # of the output sums (bgv_output_sums), so the sums stay the same bits
@@ -1392,6 +1382,17 @@ cdef void _build_tables(NetC* net) noexcept nogil:
         kh = (last + 8) & ~7
         net.kh[k] = H if kh >= H else kh
         kh = net.kh[k]
+        # a net whose group rows are all zero in those units (the race net of
+        # a net widened for its contact net) skips computing the groups: the
+        # same sums
+        net.kgroups[k] = 0
+        net.knf[k] = NET_FEATURES
+        w = net.w1[k] + (NET_RAW_INPUTS + NET_FEATURES) * H
+        for j in range((net.nf - NET_FEATURES) * H):
+            if j % H < kh and w[j] != 0.0:
+                net.kgroups[k] = net.groups
+                net.knf[k] = net.nf
+                break
         for j in range(kh):
             for n in range(5):
                 net.w2t[k][n * kh + j] = net.w2[k][j * 5 + n]

@@ -231,9 +231,9 @@ def test_levels_decide_the_cube_by_the_search_at_their_plies():
 
 # -- checker play at the cube and score -------------------------------------------
 
-# At double match point (6-6 to 7) gammons count for nothing: the net's best 3-2
-# here is 20/15 6/5, by 2.4% MWC, where money's (and cubeless) is 8/3 6/5.
-DMP_POSITION, DMP_DICE = "tTljBgC2XMGAAw", "51"
+# At double match point (6-6 to 7) gammons count for nothing: the net's best 5-3
+# here is 24/19*/16, by 2.2% MWC, where money's (and cubeless) is 24/19* 6/3.
+DMP_POSITION, DMP_DICE = "dlsAAHjbCQDAAQ", "53"
 
 
 def _ranked(*args) -> dict:
@@ -249,8 +249,8 @@ def test_evaluate_ranks_plays_cubefully_by_default_and_cubeless_on_request():
     pos = Position.from_position_id(DMP_POSITION)
     money = _ranked()
     assert money["ranked_by"] == "cubeful" and money["context"] == CubeContext().to_dict()
-    assert money["plays"][0]["play"] == "8/3 6/5"
-    want = rank_plays(pos, 5, 1, cube=CubeContext())
+    assert money["plays"][0]["play"] == "24/19* 6/3"
+    want = rank_plays(pos, 5, 3, cube=CubeContext())
     assert [p["cubeful_equity"] for p in money["plays"]] == [r.cubeful for r in want]
     assert [p["equity"] for p in money["plays"]] == [r.equity for r in want]
     assert all("mwc" not in p for p in money["plays"])
@@ -259,29 +259,29 @@ def test_evaluate_ranks_plays_cubefully_by_default_and_cubeless_on_request():
     ctx = CubeContext.match(7, 6, 6)
     assert dmp["ranked_by"] == "mwc" and dmp["context"] == ctx.to_dict()
     assert dmp["context"]["match"]["away"] == [1, 1]
-    assert dmp["plays"][0]["play"] == "20/15 6/5"
-    want = rank_plays(pos, 5, 1, cube=ctx)
+    assert dmp["plays"][0]["play"] == "24/19*/16"
+    want = rank_plays(pos, 5, 3, cube=ctx)
     assert [(p["play"], p["mwc"], p["emg"], p["equity"]) for p in dmp["plays"]] == [
         (r.play.notation, r.mwc, r.cubeful, r.equity) for r in want]
     mwcs = [p["mwc"] for p in dmp["plays"]]
     assert mwcs == sorted(mwcs, reverse=True)
-    money_best = next(p for p in dmp["plays"] if p["play"] == "8/3 6/5")
+    money_best = next(p for p in dmp["plays"] if p["play"] == "24/19* 6/3")
     assert dmp["plays"][0]["mwc"] - money_best["mwc"] > 0.01
 
     cubeless = _ranked("--cubeless")
     assert cubeless["ranked_by"] == "cubeless" and cubeless["context"] is None
-    assert cubeless["plays"][0]["play"] == "8/3 6/5"
+    assert cubeless["plays"][0]["play"] == "24/19* 6/3"
     assert all("cubeful_equity" not in p and "mwc" not in p for p in cubeless["plays"])
     eqs = [p["equity"] for p in cubeless["plays"]]
     assert eqs == sorted(eqs, reverse=True)
-    assert eqs == [r.equity for r in rank_plays(pos, 5, 1)]
+    assert eqs == [r.equity for r in rank_plays(pos, 5, 3)]
 
 
 def test_evaluate_text_names_what_it_ranks_by():
     lines = cli("evaluate", DMP_POSITION, "-d", DMP_DICE, "--score", "6-6", "--length", "7"
                 ).stdout.splitlines()
     assert lines[0].startswith("by match winning chance") and "1-away, 1-away" in lines[0]
-    assert "20/15 6/5" in lines[1]
+    assert "24/19*/16" in lines[1]
     assert cli("evaluate", DMP_POSITION, "-d", DMP_DICE, "--cubeless").stdout.startswith(
         "by cubeless equity\n")
     assert cli("evaluate", DMP_POSITION, "-d", DMP_DICE).stdout.startswith(
@@ -307,7 +307,7 @@ def test_hint_takes_the_context_options_over_its_text():
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["context"] == "6-6 to 7, cube 1 (centre)" and doc["ranked_by"] == "mwc"
-    assert doc["plays"][0]["play"] == "20/15 6/5"
+    assert doc["plays"][0]["play"] == "24/19*/16"
     doc = json.loads(cli("hint", XGID_2_4, "--ply", "0", "--money", "--json").stdout)
     assert doc["context"] == "money, cube 2 (me)" and doc["cube"]["mode"] == "money"
     doc = json.loads(cli("hint", XGID_2_4, "--ply", "0", "--json").stdout)

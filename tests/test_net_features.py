@@ -21,6 +21,8 @@ ALL = (1 << len(netmod.GROUPS)) - 1
 TD_NET = str(Path(__file__).resolve().parents[1] / "data" / "net" / "td-net.npz")
 #: the contact net after two rounds towards its 2-ply values (ROUNDS=2 tools/contact-net.sh)
 TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rounds.npz")
+#: the contact net after four rounds (ROUNDS=4 tools/contact-net.sh)
+FOUR_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
 #: round 5 with 256 hidden units (HIDDEN=256 ROUNDS=5 tools/contact-net.sh)
 WIDE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "wide-256.npz")
 
@@ -230,26 +232,33 @@ def test_bad_group_names_are_refused():
         _net.features(np.zeros((1, 2, 25), np.uint8), 1 << len(netmod.GROUPS))
 
 
-#: (weights file, the groups of its contact net, sha256 of its float64 outputs on _random_boards(2000, 123))
+#: (weights file, the groups each of its nets reads, its units,
+#:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
-    (None, ALL, "6f4ec72adf65fde30dee57165a91ab760a32dbaf4d974d71337966787a4b2228"),  # shipped
-    (TD_NET, 0, "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
-    (TWO_ROUNDS, ALL, "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),
-    (WIDE, ALL, "0d5ef552d43700163c58f1893904e1391b57d5c2c492d2ac0d696a254cc82c70"),
+    (None, (ALL, 0, ALL), (256, 128, 256),
+     "7ea1c1e0d6b65a1ee585b9bb4584fc32185793c4b213f7e592ec5232f74d0500"),  # shipped
+    (TD_NET, (0, 0), (128, 128), "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
+    (TWO_ROUNDS, (ALL, 0), (128, 128),
+     "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),
+    (FOUR_ROUNDS, (ALL, 0), (128, 128),
+     "6f4ec72adf65fde30dee57165a91ab760a32dbaf4d974d71337966787a4b2228"),
+    (WIDE, (ALL, 0), (256, 128), "0d5ef552d43700163c58f1893904e1391b57d5c2c492d2ac0d696a254cc82c70"),
 ]
 
 
-@pytest.mark.parametrize("path,groups,digest", _PINNED_NETS,
-                         ids=["shipped", "td-net", "two-rounds", "wide-256"])
-def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, digest):
-    """The outputs of the shipped net (every feature group in its contact
-    net, none in its race net), of the TD-trained net (no group), of the
-    two-round net and of the 256-unit net on seeded boards, bit for bit
+@pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
+                         ids=["shipped", "td-net", "two-rounds", "four-rounds", "wide-256"])
+def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
+    """The outputs of the shipped net (256 units; a crashed net; every
+    feature group in its contact and crashed nets, none in its race net),
+    of the TD-trained net (no group), of the two- and four-round nets and of
+    the 256-unit net without a crashed net on seeded boards, bit for bit
     (sha256 of the float64 outputs): a change to the kernel's arithmetic
     updates the digests knowingly."""
     b = _random_boards(2000, 123)
     net = netmod.load(path or netmod.default_weights_path())
-    assert net.layout == netmod.layout_of(groups) and net.model.read_groups == (groups, 0)
+    assert net.layout == netmod.layout_of(max(groups))
+    assert net.model.read_groups == groups and net.model.read_hidden == units
     p = net.evaluate_batch(b, tables=False)
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == digest
 
@@ -471,10 +480,16 @@ def test_a_net_given_more_hidden_units_plays_as_before(boards):
     assert netmod.add_hidden(narrow, 192, seed=3).arrays()["w1"].tobytes() == w["w1"].tobytes()
     assert netmod.add_hidden(narrow, 192, seed=4).arrays()["w1"].tobytes() != w["w1"].tobytes()
     assert wide.meta["hidden_added"]["from"] == 128
-    # a net that skips its groups (the shipped race net) keeps skipping them
-    shipped = netmod.default_net()
-    assert shipped.model.read_groups == (ALL, 0)
-    assert netmod.add_hidden(shipped, 136).model.read_groups == (ALL, 0)
+    # a net that skips its groups (the race net) keeps skipping them
+    four = netmod.load(FOUR_ROUNDS)
+    assert four.model.read_groups == (ALL, 0)
+    assert netmod.add_hidden(four, 136).model.read_groups == (ALL, 0)
+    # so do weights on the groups' rows of units it does not compute
+    a = netmod.add_hidden(four, 192).arrays()
+    a["w1"][1, netmod.INPUTS:, 128:] = 0.25
+    idle = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], ALL), {})
+    assert idle.model.read_groups == (ALL, 0) and idle.model.read_hidden == (128, 128)
+    _assert_plays_alike(idle, four, boards[:300], 6)
     for bad in (64, netmod.MAX_HIDDEN + 1):
         with pytest.raises(BgfastError, match="hidden units"):
             netmod.add_hidden(narrow, bad)

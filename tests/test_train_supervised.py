@@ -1,5 +1,6 @@
 """Supervised training on rollout labels (bgfast.train.fit, ``bgfast train supervised``)."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -342,24 +343,25 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
     lab = _labels(_boards(40, 5))
     assert (lab.classes == td.CRASHED).sum() >= 40
     out = tmp_path / "n.npz"
-    r = trainmod.fit(lab, out, classes=("crashed",), crashed_net=True, epochs=2, batch=16,
-                     lr=0.003, val_fraction=0.25, progress=False)
+    two = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
+    r = trainmod.fit(lab, out, init=two, classes=("crashed",), crashed_net=True, epochs=2,
+                     batch=16, lr=0.003, val_fraction=0.25, progress=False)
     assert list(r["nets"]) == ["crashed"] and r["net_of_class"]["crashed"] == 2
     assert r["nets"]["crashed"]["train"] + r["nets"]["crashed"]["validation"] == \
         int(((lab.classes == td.CRASHED) & ~td.exact_covered(lab.boards)).sum())
-    n, s = netmod.load(out), netmod.default_net()
-    assert n.nets == 3 and n.meta["crashed_added"]["checksum"] == netmod.checksum(**s.arrays())
+    n, s = netmod.load(out), netmod.load(two)
+    assert s.nets == 2 and n.nets == 3 and n.meta["crashed_added"]["checksum"] == netmod.checksum(**s.arrays())
     a, b = n.arrays(), s.arrays()
-    for k in a:                  # the contact and race nets as shipped, the crashed net trained
+    for k in a:                  # the contact and race nets as they were, the crashed net trained
         assert (a[k][:2] == b[k]).all()
         assert (a[k][2] != b[k][0]).any()
-    # it starts as the shipped net: the crashed positions' loss before is the contact net's
+    # it starts as the net of two: the crashed positions' loss before is the contact net's
     assert r["before"] == trainmod.label_metrics(s, lab, val_fraction=0.25)
     assert r["after"]["crashed"]["loss"] < r["before"]["crashed"]["loss"]
     assert r["after"]["contact"] == r["before"]["contact"]
     # resumed with the flag repeated, refused without the checkpoint's setting
     part = tmp_path / "p.npz"
-    kw = dict(classes=("crashed",), crashed_net=True, epochs=2, batch=16, lr=0.003,
+    kw = dict(init=two, classes=("crashed",), crashed_net=True, epochs=2, batch=16, lr=0.003,
               val_fraction=0.25, progress=False)
     trainmod.fit(lab, part, max_steps=1, **kw)
     trainmod.fit(lab, part, resume=True, **kw)
@@ -368,7 +370,7 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
         trainmod.fit(lab, part, resume=True, crashed_net=False, progress=False)
     # the CLI flag
     r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
-                                  "-o", str(tmp_path / "c.npz"), "--class", "crashed",
+                                  "-o", str(tmp_path / "c.npz"), "--init", two, "--class", "crashed",
                                   "--crashed-net", "--epochs", "1", "--quiet", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["net_of_class"]["crashed"] == 2
