@@ -375,3 +375,18 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["net_of_class"]["crashed"] == 2
     assert netmod.load(tmp_path / "c.npz").nets == 3
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"ROUNDS": "7"}, "ROUNDS must be 2, 3, 4, 5 or 6"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 and 6 only"),
+])
+def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
+    import os
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "tools" / "contact-net.sh"
+    r = subprocess.run(["sh", str(script), str(tmp_path / "out.npz"), str(tmp_path / "work")],
+                       env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and message in r.stderr
+    assert not (tmp_path / "work").exists() and not (tmp_path / "out.npz").exists()
