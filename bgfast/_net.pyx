@@ -554,10 +554,16 @@ cdef inline int _crashed(const uint8_t* b) noexcept nogil:
     return 0
 
 
-cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
-    if not board_contact(b):
+cdef inline int _net_of_contact(const NetC* net, int contact, const uint8_t* b) noexcept nogil:
+    """net_of for a board b whose contact test is done: race 1, crashed 2
+    (a net of three), contact 0."""
+    if not contact:
         return 1
     return 2 if net.nets > 2 and _crashed(b) else 0
+
+
+cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
+    return _net_of_contact(net, board_contact(b), b)
 
 
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
@@ -693,9 +699,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
         return
     b0 = 63 - __builtin_clzll(nz & 0x1FFFFFF)          # the rearmost checkers (board_contact)
     b1 = 63 - __builtin_clzll(nz >> 25)
-    k = 0 if b0 + b1 >= 23 else 1
-    if k == 0 and net.nets > 2 and _crashed(r):
-        k = 2
+    k = _net_of_contact(net, b0 + b1 >= 23, r)
     fb = c.fb[k]
     nf = net.knf[k]
     if not c.hbv[k]:

@@ -169,6 +169,8 @@ NET_NAMES = _netmod.NET_NAMES
 def net_of_class(nets: int = 2) -> dict:
     """The kernel net that values each class in a set of ``nets`` nets."""
     return {**NET_OF_CLASS, "crashed": 2} if nets > 2 else dict(NET_OF_CLASS)
+
+
 #: The weightings of the loss (see :func:`loss_and_grad`).
 WEIGHTINGS = ("plain", "stderr")
 #: The suffix of a supervised run's checkpoint file, beside its weights file.

@@ -355,16 +355,22 @@ def test_the_forward_pass_with_groups_matches_numpy(boards, gnet):
                                   np.array([gnet.evaluate_batch(b[None])[0] for b in boards[:50]]))
 
 
-def test_the_incremental_choice_with_groups_is_the_best_play(boards, gnet):
-    sub = boards[:150]
-    dice = np.random.default_rng(2).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
-    counts, res = gnet.choose(sub, dice, tables=False)
-    offs, allres = legal_plays_batch(sub, dice)
+def _assert_chooses_the_best_play(net, boards, seed):
+    """``net.choose`` (the plays of a roll evaluated as changes from the
+    board before it) picks, for seeded rolls, a play that the full
+    evaluation of every play ranks best."""
+    dice = np.random.default_rng(seed).integers(1, 7, size=(len(boards), 2)).astype(np.int64)
+    counts, res = net.choose(boards, dice, tables=False)
+    offs, allres = legal_plays_batch(boards, dice)
     for i in np.flatnonzero(counts > 0):
         cand = allres[offs[i]:offs[i + 1]]
-        eq = -equity(gnet.evaluate_batch(cand, tables=False))
+        eq = -equity(net.evaluate_batch(cand, tables=False))
         j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
         assert eq[j] >= eq.max() - 1e-5
+
+
+def test_the_incremental_choice_with_groups_is_the_best_play(boards, gnet):
+    _assert_chooses_the_best_play(gnet, boards[:150], 2)
 
 
 def test_searches_in_a_row_give_the_bits_of_separate_calls(boards, gnet):
@@ -557,15 +563,7 @@ def test_a_net_of_three_values_crashed_boards_with_its_crashed_net(boards):
     assert np.abs(got[crashed] - two.evaluate_batch(allb[crashed], tables=False)).max() > 0.01
     # the plays of a roll (evaluated as changes from the board before it) pick
     # the net of each play's result, as the full evaluation does
-    sub = allb[crashed][:120]
-    dice = np.random.default_rng(6).integers(1, 7, size=(len(sub), 2)).astype(np.int64)
-    counts, res = other.choose(sub, dice, tables=False)
-    offs, allres = legal_plays_batch(sub, dice)
-    for i in np.flatnonzero(counts > 0):
-        cand = allres[offs[i]:offs[i + 1]]
-        eq = -equity(other.evaluate_batch(cand, tables=False))
-        j = int(np.flatnonzero((cand == res[i]).all(axis=(1, 2)))[0])
-        assert eq[j] >= eq.max() - 1e-5
+    _assert_chooses_the_best_play(other, np.ascontiguousarray(allb[crashed][:120]), 6)
 
 
 def test_a_net_of_three_is_saved_loaded_and_widened(tmp_path, boards):
