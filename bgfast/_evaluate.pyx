@@ -556,32 +556,39 @@ def choose_plays(const uint8_t[:, :, ::1] boards, const int64_t[:, ::1] dice,
 
 
 
-def mover_values(const double[:, ::1] onroll, bint sort=True):
+def mover_values(onroll, bint sort=True):
     """The values of plays for the player who made them, from the
-    probabilities ``onroll`` (float64[n, 5]) of their results for the
-    player on roll: ``(probs float64[n, 5], equity float64[n], order
+    probabilities ``onroll`` (float64[n, 5], C order) of their results for
+    the player on roll: ``(probs float64[n, 5], equity float64[n], order
     int64[n])`` -- the probabilities inverted, their cubeless equity and the
     rows by equity, best first, ties in row order.  The same numbers as
     ``bgfast.evaluate.invert``, ``equity`` and ``numpy.argsort(-equity,
     kind="stable")`` (which sorts many plays, or NaN equities, itself);
-    without ``sort`` the order is None."""
+    without ``sort`` the order is None.  (Raw pointers, not memoryviews:
+    the call ranks the plays of one position, where their set-up would
+    cost as much as the work.)"""
+    if (not isinstance(onroll, np.ndarray) or onroll.dtype != np.float64 or onroll.ndim != 2
+            or onroll.shape[1] != 5 or not onroll.flags.c_contiguous):
+        raise ValueError("onroll must be a C-ordered float64[n, 5] array")
     cdef Py_ssize_t n = onroll.shape[0], i, j
     cdef double e
     cdef bint nan = False
-    probs = np.empty((n, 5), dtype=np.float64)
-    eq = np.empty(n, dtype=np.float64)
-    order = np.empty(n, dtype=np.int64)
-    cdef double[:, ::1] p = probs
-    cdef double[::1] q = eq
-    cdef int64_t[::1] o = order
+    probs = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(onroll), cnp.NPY_FLOAT64, 0)
+    eq = cnp.PyArray_EMPTY(1, cnp.PyArray_DIMS(onroll), cnp.NPY_FLOAT64, 0)
+    cdef const double* src = <const double*>cnp.PyArray_DATA(onroll)
+    cdef double* p = <double*>cnp.PyArray_DATA(probs)
+    cdef double* q = <double*>cnp.PyArray_DATA(eq)
+    cdef int64_t* o
     for i in range(n):
-        invert_probs(&onroll[i, 0], &p[i, 0])
-        q[i] = probs_equity(&p[i, 0])
+        invert_probs(src + 5 * i, p + 5 * i)
+        q[i] = probs_equity(p + 5 * i)
         nan = nan or q[i] != q[i]
     if not sort:
         return probs, eq, None
     if n > 64 or nan:
         return probs, eq, np.argsort(-eq, kind="stable")
+    order = cnp.PyArray_EMPTY(1, cnp.PyArray_DIMS(onroll), cnp.NPY_INT64, 0)
+    o = <int64_t*>cnp.PyArray_DATA(order)
     for i in range(n):                       # insertion sort: stable, fast for few plays
         e = q[i]
         j = i

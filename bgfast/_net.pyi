@@ -40,6 +40,7 @@ def encode(boards: NDArray[np.uint8], groups: int = ...) -> NDArray[np.float32]:
 def duel(specs: tuple, seed: int, first_pair: int, npairs: int, nthreads: int = ...) -> tuple[NDArray[np.int8], NDArray[np.int32]]: ...
 def dice_rolls(seed: int, pair: int, n: int) -> NDArray[np.int8]: ...
 EVAL_CACHE_LOG2: int
+EVAL_CACHE_WAYS: int
 EVAL_CACHE_MAX_LOG2: int
 MAX_HIDDEN: int
 MAX_NETS: int

@@ -1062,20 +1062,32 @@ cdef Py_ssize_t net_choose(NetCtx* c, const NetC* net, const uint8_t* b, int d1,
 #
 # Model.evaluate answers the same boards again and again: the plays of a
 # position ranked once more, the positions of a game analysed with several
-# settings.  A direct-mapped table of the net's outputs keyed by the whole
-# board (the newest entry replacing the old) answers them without the
-# forward pass.  A hit copies the doubles a miss stored, so the values are
-# the same bits with or without the cache, whatever it holds.
+# settings.  A table of the net's outputs keyed by the whole board answers
+# them without the forward pass.  It is set-associative: a board's hash
+# picks a set of EC_WAYS entries, whose tags (the hash, 0 for an empty
+# entry) sit together in one cache line, and a miss replaces the set's
+# entries in turn.  A call first prefetches the tags of all its boards, then
+# the entries whose tags match, then answers them, so that the memory
+# latencies of a position's plays overlap.  A hit copies the doubles a miss
+# stored, so the values are the same bits with or without the cache,
+# whatever it holds.
+
+cdef enum:
+    EC_WAYS = 4                  # entries per set (a power of two)
+    EC_WAYS_LOG2 = 2
+    EC_MAX_BATCH = 256           # EVAL_CACHE_MAX_BATCH
+
 
 cdef struct EvalEntry:
     uint8_t key[50]
-    uint8_t used
     double p[5]
 
 
 cdef struct EvalCache:
-    EvalEntry* ent
-    int log2
+    EvalEntry* ent               # 2**log2 entries, set s at s * EC_WAYS
+    uint64_t* tag                # per entry: its board's hash | 1, 0 when empty
+    uint8_t* turn                # per set: the way the next miss replaces
+    int log2                     # 0: no cache, else at least EC_WAYS_LOG2
     int64_t lookups, hits
 
 
@@ -1091,31 +1103,101 @@ cdef inline uint64_t _board_hash(const uint8_t* b) noexcept nogil:
     return h ^ (h >> 32)
 
 
-cdef void _cached_onroll(EvalCache* k, const NetC* net, const uint8_t* b, double* p) noexcept nogil:
-    """net_onroll(net, b, p) through the cache k (net.tables set)."""
+cdef inline Py_ssize_t _ec_first(const EvalCache* k, uint64_t tag) noexcept nogil:
+    """The first entry of the set of a board whose tag is ``tag``."""
+    cdef int sbits = k.log2 - EC_WAYS_LOG2
+    return 0 if sbits == 0 else <Py_ssize_t>(tag >> (64 - sbits)) << EC_WAYS_LOG2
+
+
+cdef inline int _ec_way(const EvalCache* k, Py_ssize_t first, uint64_t tag,
+                        const uint8_t* b) noexcept nogil:
+    """The way of the set at ``first`` that holds board b, or -1."""
+    cdef int w
+    for w in range(EC_WAYS):
+        if k.tag[first + w] == tag and memcmp(k.ent[first + w].key, b, 50) == 0:
+            return w
+    return -1
+
+
+cdef int _ec_alloc(EvalCache* k) noexcept nogil:
+    """Allocate the (empty) table of k.log2 > 0; 0, or -1 out of memory."""
+    cdef size_t n = <size_t>1 << k.log2
+    k.ent = <EvalEntry*>malloc(n * sizeof(EvalEntry))
+    k.tag = <uint64_t*>calloc(n, sizeof(uint64_t))
+    k.turn = <uint8_t*>calloc(n >> EC_WAYS_LOG2, 1)
+    if k.ent == NULL or k.tag == NULL or k.turn == NULL:
+        _ec_free(k)
+        return -1
+    return 0
+
+
+cdef void _ec_free(EvalCache* k) noexcept nogil:
+    free(k.ent)
+    free(k.tag)
+    free(k.turn)
+    k.ent = NULL
+    k.tag = NULL
+    k.turn = NULL
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
+
+cdef void _cached_onroll_batch(EvalCache* k, const NetC* net, const uint8_t* boards,
+                               Py_ssize_t n, double* out) noexcept nogil:
+    """net_onroll(net, board i, out + 5 i) for n <= EVAL_CACHE_MAX_BATCH
+    boards (50 bytes apart) through the cache k (net.tables set)."""
+    cdef uint64_t tags[EC_MAX_BATCH]
+    cdef Py_ssize_t first[EC_MAX_BATCH]
+    cdef Py_ssize_t i, f
+    cdef int w
+    cdef uint64_t t
+    cdef const uint8_t* b
+    cdef double* p
     cdef EvalEntry* e
-    if _over(b):
-        over_probs(b, p)
-        return
-    if table_probs(b, p):
-        return
-    e = &k.ent[_board_hash(b) >> (64 - k.log2)]
-    k.lookups += 1
-    if e.used and memcmp(e.key, b, 50) == 0:
-        k.hits += 1
-        memcpy(p, e.p, 5 * sizeof(double))
-        return
-    net_forward(net, b, p)
-    memcpy(e.key, b, 50)
-    memcpy(e.p, p, 5 * sizeof(double))
-    e.used = 1
+    for i in range(n):
+        tags[i] = t = _board_hash(boards + 50 * i) | 1
+        first[i] = f = _ec_first(k, t)
+        __builtin_prefetch(&k.tag[f])
+    for i in range(n):
+        f = first[i]
+        for w in range(EC_WAYS):
+            if k.tag[f + w] == tags[i]:
+                __builtin_prefetch(&k.ent[f + w])
+                __builtin_prefetch(<const char*>&k.ent[f + w] + 64)
+                break
+    for i in range(n):
+        b = boards + 50 * i
+        p = out + 5 * i
+        if _over(b):
+            over_probs(b, p)
+            continue
+        if table_probs(b, p):
+            continue
+        f = first[i]
+        k.lookups += 1
+        w = _ec_way(k, f, tags[i], b)
+        if w >= 0:
+            k.hits += 1
+            memcpy(p, k.ent[f + w].p, 5 * sizeof(double))
+            continue
+        net_forward(net, b, p)
+        w = k.turn[f >> EC_WAYS_LOG2]
+        k.turn[f >> EC_WAYS_LOG2] = (w + 1) & (EC_WAYS - 1)
+        e = &k.ent[f + w]
+        memcpy(e.key, b, 50)
+        memcpy(e.p, p, 5 * sizeof(double))
+        k.tag[f + w] = tags[i]
 
 
-#: log2 of the entries of a new Model's evaluation cache (96 bytes each)
+#: log2 of the entries of a new Model's evaluation cache (104 bytes each
+#: with their tags), in sets of EVAL_CACHE_WAYS
 EVAL_CACHE_LOG2 = 17
+EVAL_CACHE_WAYS = EC_WAYS
 #: the most boards of a Model.evaluate call that goes through the cache: a
 #: bulk call of distinct boards would only pay for the lookups
-EVAL_CACHE_MAX_BATCH = 256
+EVAL_CACHE_MAX_BATCH = EC_MAX_BATCH
 #: the most entries a Model's evaluation cache can have (log2)
 EVAL_CACHE_MAX_LOG2 = 26
 
@@ -1139,7 +1221,7 @@ cdef class Model:
             raise MemoryError()
 
     def __dealloc__(self):
-        free(self.ec.ent)
+        _ec_free(&self.ec)
         if self.ec_lock != NULL:
             PyThread_free_lock(self.ec_lock)
 
@@ -1240,18 +1322,18 @@ cdef class Model:
     def clear_cache(self):
         """Empty the evaluation cache (its counters stay)."""
         if self.ec.ent != NULL:
-            memset(self.ec.ent, 0, sizeof(EvalEntry) << self.ec.log2)
+            memset(self.ec.tag, 0, sizeof(uint64_t) << self.ec.log2)
+            memset(self.ec.turn, 0, (<size_t>1 << self.ec.log2) >> EC_WAYS_LOG2)
 
     def set_cache(self, int log2):
-        """Give :meth:`evaluate` a cache of ``2**log2`` entries (0: none),
-        empty, its counters reset.  The cache changes the speed, never the
-        values."""
+        """Give :meth:`evaluate` a cache of ``2**log2`` entries (0: none; at
+        least one set of EVAL_CACHE_WAYS), empty, its counters reset.  The
+        cache changes the speed, never the values."""
         if not 0 <= log2 <= EVAL_CACHE_MAX_LOG2:
             raise ValueError(f"cache size must be 0..{EVAL_CACHE_MAX_LOG2} (log2), not {log2}")
         PyThread_acquire_lock(self.ec_lock, 1)
-        free(self.ec.ent)
-        self.ec.ent = NULL
-        self.ec.log2 = log2
+        _ec_free(&self.ec)
+        self.ec.log2 = 0 if log2 == 0 else max(log2, EC_WAYS_LOG2)
         self.ec.lookups = self.ec.hits = 0
         PyThread_release_lock(self.ec_lock)
 
@@ -1273,13 +1355,10 @@ cdef class Model:
                 and PyThread_acquire_lock(self.ec_lock, NOWAIT_LOCK)):
             # one caller at a time uses the cache; another evaluates without it
             try:
-                if self.ec.ent == NULL:
-                    self.ec.ent = <EvalEntry*>calloc(<size_t>1 << self.ec.log2, sizeof(EvalEntry))
-                    if self.ec.ent == NULL:
-                        raise MemoryError()
+                if self.ec.ent == NULL and _ec_alloc(&self.ec) != 0:
+                    raise MemoryError()
                 with nogil:
-                    for i in range(n):
-                        _cached_onroll(&self.ec, &net, &boards[i, 0, 0], &o[i, 0])
+                    _cached_onroll_batch(&self.ec, &net, &boards[0, 0, 0], n, &o[0, 0])
             finally:
                 PyThread_release_lock(self.ec_lock)
         elif nthreads <= 1:

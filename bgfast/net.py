@@ -187,11 +187,13 @@ class Net:
         return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], self.groups), self.meta)
 
     def set_cache(self, log2: int) -> None:
-        """Give 0-ply evaluation a cache of ``2**log2`` entries of 96 bytes
-        (0: none; a net starts with ``2**17``, made on first use).  Calls of
-        at most 256 boards on one thread go through it, keyed by the whole
-        board: a hit returns the very values the net computed, so the cache
-        changes the speed, never the results."""
+        """Give 0-ply evaluation a cache of ``2**log2`` entries of 104 bytes
+        (0: none; at least one set of 4; a net starts with ``2**17``, made
+        on first use).  A board's hash picks a set of 4 entries, and a miss
+        replaces the set's entries in turn.  Calls of at most 256 boards on
+        one thread go through it, keyed by the whole board: a hit returns
+        the very values the net computed, so the cache changes the speed,
+        never the results."""
         if isinstance(log2, bool) or not isinstance(log2, (int, np.integer)):
             raise BgfastError(f"cache size must be an integer (log2), not {log2!r}")
         try:

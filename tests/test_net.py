@@ -650,6 +650,35 @@ def test_evaluation_cache_returns_the_bits_the_net_computes(boards):
     assert cold.cache_info() == {"log2": 0, "lookups": 0, "hits": 0}
 
 
+def test_evaluation_cache_sets_hold_four_boards_replaced_in_turn(boards):
+    net = netmod.random_net(hidden=8, seed=9, scale=0.5)
+    cold = net.copy()
+    cold.set_cache(0)
+    want = cold.evaluate_batch(boards)
+    net.set_cache(1)                      # one set of four entries
+    assert net.cache_info()["log2"] == 2
+    rows = []                             # six distinct contact boards (no bear-off tables)
+    for i in range(len(boards)):
+        if (len(rows) < 6 and cold.model.net_of(boards[i:i + 1])[0] != 1
+                and not any(np.array_equal(boards[i], boards[j]) for j in rows)):
+            rows.append(i)
+
+    def hits(idx):
+        before = net.cache_info()["hits"]
+        got = net.evaluate_batch(boards[idx])
+        np.testing.assert_array_equal(got, want[idx])
+        return net.cache_info()["hits"] - before
+
+    assert hits(rows[:4]) == 0
+    assert hits(rows[:4]) == 4            # four boards share the set
+    assert hits(rows[4:5]) == 0           # a fifth replaces the oldest ...
+    assert hits(rows[1:5]) == 4
+    assert hits(rows[:1]) == 0            # ... which is gone
+    # a call with repeats and more boards than entries: the same bits
+    idx = np.array(rows * 3 + rows[::-1])
+    assert hits(idx) > 0
+
+
 def test_evaluation_cache_skips_bulk_calls_and_other_settings(boards):
     net = netmod.random_net(hidden=8, seed=6)
     many = np.concatenate([boards] * 2)[:300]
