@@ -12,6 +12,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int8_t, uint8_t, uint32_t
 from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 cnp.import_array()
 
@@ -95,6 +96,24 @@ def pack(const uint8_t[:, :, ::1] boards):
     with nogil:
         for i in range(n):
             pack_key(&boards[i, 0, 0], &o[i, 0])
+    return out
+
+
+def pack_bytes(boards):
+    """The keys of :func:`pack` as one ``bytes`` of ``10 N`` bytes, for a
+    C-ordered ``uint8[N, 2, 25]`` array (raw pointers, not memoryviews: a
+    Position is made from one board, where their set-up would cost more
+    than the work)."""
+    if (not isinstance(boards, np.ndarray) or boards.dtype != np.uint8 or boards.ndim != 3
+            or boards.shape[1] != 2 or boards.shape[2] != 25 or not boards.flags.c_contiguous):
+        raise ValueError("boards must be a C-ordered uint8[N, 2, 25] array")
+    cdef Py_ssize_t n = boards.shape[0], i
+    cdef const uint8_t* src = <const uint8_t*>cnp.PyArray_DATA(boards)
+    out = PyBytes_FromStringAndSize(NULL, 10 * n)
+    cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
+    with nogil:
+        for i in range(n):
+            pack_key(src + 50 * i, o + 10 * i)
     return out
 
 

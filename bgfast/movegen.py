@@ -179,7 +179,7 @@ def _play_steps(moves) -> list[tuple]:
     :func:`legal_plays_batch` gives them, padded with -1) as tuples.  The
     tuples are kept by the play's 8 move bytes (up to 200,000 of them), so
     a play seen before costs one dict look-up."""
-    codes = np.ascontiguousarray(moves).reshape(len(moves), 8).view(np.int64).ravel().tolist()
+    codes = memoryview(np.asarray(moves).tobytes()).cast("q").tolist()
     known = _STEPS
     out = [known.get(c) for c in codes]
     if None in out:

@@ -234,7 +234,7 @@ class Position:
         arr = np.array(as_board(board), dtype=np.uint8, copy=True)
         arr.flags.writeable = False
         self._board = arr
-        self._key = bytes(_board.pack(arr[None])[0])
+        self._key = _board.pack_bytes(arr[None])
         self._class = None
 
     # -- constructors -------------------------------------------------------
@@ -345,7 +345,7 @@ class Position:
         all; each board a read-only row of one copy of ``boards``."""
         arr = boards.copy()
         arr.flags.writeable = False
-        keys = _board.pack(arr).tobytes()
+        keys = _board.pack_bytes(arr)
         new = cls.__new__
         out = []
         for i in range(arr.shape[0]):
