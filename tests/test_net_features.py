@@ -23,6 +23,8 @@ TD_NET = str(Path(__file__).resolve().parents[1] / "data" / "net" / "td-net.npz"
 TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rounds.npz")
 #: the contact net after four rounds (ROUNDS=4 tools/contact-net.sh)
 FOUR_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
+#: round 6, with a crashed net (ROUNDS=6 tools/contact-net.sh)
+ROUND_SIX = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-6.npz")
 #: round 5 with 256 hidden units (HIDDEN=256 ROUNDS=5 tools/contact-net.sh)
 WIDE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "wide-256.npz")
 
@@ -236,7 +238,9 @@ def test_bad_group_names_are_refused():
 #:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
     (None, (ALL, 0, ALL), (256, 128, 256),
-     "7ea1c1e0d6b65a1ee585b9bb4584fc32185793c4b213f7e592ec5232f74d0500"),  # shipped
+     "c800ea65e5eae49c6e50c8300e52b6ef151304d077d842be5e855fa772911fd5"),  # shipped
+    (ROUND_SIX, (ALL, 0, ALL), (256, 128, 256),
+     "7ea1c1e0d6b65a1ee585b9bb4584fc32185793c4b213f7e592ec5232f74d0500"),
     (TD_NET, (0, 0), (128, 128), "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
     (TWO_ROUNDS, (ALL, 0), (128, 128),
      "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),
@@ -247,12 +251,14 @@ _PINNED_NETS = [
 
 
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
-                         ids=["shipped", "td-net", "two-rounds", "four-rounds", "wide-256"])
+                         ids=["shipped", "round-6", "td-net", "two-rounds", "four-rounds",
+                              "wide-256"])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     """The outputs of the shipped net (256 units; a crashed net; every
     feature group in its contact and crashed nets, none in its race net),
-    of the TD-trained net (no group), of the two- and four-round nets and of
-    the 256-unit net without a crashed net on seeded boards, bit for bit
+    of round 6's net (its crashed net before round 7), of the TD-trained
+    net (no group), of the two- and four-round nets and of the 256-unit net
+    without a crashed net on seeded boards, bit for bit
     (sha256 of the float64 outputs): a change to the kernel's arithmetic
     updates the digests knowingly."""
     b = _random_boards(2000, 123)

@@ -378,8 +378,8 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "7"}, "ROUNDS must be 2, 3, 4, 5 or 6"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 and 6 only"),
+    ({"ROUNDS": "8"}, "ROUNDS must be 2, 3, 4, 5, 6 or 7"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 7 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -17,26 +17,29 @@
 #      six position files (data/training/selfplay-5.bgtd added, by round 4's net);
 #   6. that training continued at a lower learning rate (the same values),
 #      then a crashed net (--crashed-net, a copy of the contact net) trained
-#      on the crashed positions alone.
+#      on the crashed positions alone;
+#   7. the crashed net trained again, with round 6's 2-ply values of the
+#      200,000 crashed positions of its own self-play
+#      (data/training/crashed-1.bgtd) added.
 # The race net is that of step 0.  Deterministic: the same bits every run
 # with the same build (docs/training.md#reproducing-the-shipped-file), about
 # three hours on two free cores.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2, 3, 4 or 5 stops early (docs/training.md#further-rounds); round 5
-# keeps 128 hidden units unless HIDDEN=H (up to 256) is given; ROUNDS=6 (the
-# default) uses 256.
-# Usage: [ROUNDS=2|3|4|5|6] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=2, 3, 4, 5 or 6 stops early (docs/training.md#further-rounds);
+# round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
+# ROUNDS=6 and 7 (the default) use 256.
+# Usage: [ROUNDS=2|3|4|5|6|7] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-6}"
+ROUNDS="${ROUNDS:-7}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5 or 6" >&2; exit 2 ;;
+    6|7) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6 or 7" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 and 6 only (ROUNDS=5 or 6)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 7 only (ROUNDS=5, 6 or 7)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -117,7 +120,7 @@ if [ "$ROUNDS" -ge 5 ]; then
     V5="$WORK/v5-selfplay-5 $WORK/v5-selfplay-4 $WORK/v5-selfplay-3 $WORK/v5-training \
         $WORK/v5-selfplay-1 $WORK/v5-selfplay-2"
     train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" $V5
-    if [ "$ROUNDS" = 6 ]; then
+    if [ "$ROUNDS" -ge 6 ]; then
         if [ ! -f "$WORK/$R5-more.done" ]; then
             python -m bgfast train supervised $V5 -o "$WORK/$R5-more.npz" --init "$WORK/$R5.npz" \
                 --lr 1e-4 --class contact --class crashed --epochs 150 --patience 8 --quiet --resume
@@ -129,7 +132,19 @@ if [ "$ROUNDS" -ge 5 ]; then
                 --patience 10 --quiet --resume
             touch "$WORK/round6-h$HIDDEN.done"
         fi
-        cp "$WORK/round6-h$HIDDEN.npz" "$OUT"
+        LAST="$WORK/round6-h$HIDDEN.npz"
+        if [ "$ROUNDS" = 7 ]; then
+            export BGFAST_NET="$LAST"
+            values "$WORK/v7-crashed-1" data/training/crashed-1.bgtd
+            if [ ! -f "$WORK/round7-h$HIDDEN.done" ]; then
+                python -m bgfast train supervised "$WORK/v7-crashed-1" $V5 \
+                    -o "$WORK/round7-h$HIDDEN.npz" --init "$LAST" --class crashed --lr 3e-4 \
+                    --epochs 300 --patience 10 --quiet --resume
+                touch "$WORK/round7-h$HIDDEN.done"
+            fi
+            LAST="$WORK/round7-h$HIDDEN.npz"
+        fi
+        cp "$LAST" "$OUT"
     else
         cp "$WORK/$R5.npz" "$OUT"
     fi
