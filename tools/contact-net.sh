@@ -49,29 +49,31 @@ mkdir -p "$WORK"
 FEATURES="contain,contact,anchors,hits,mobility"
 FIT="--class contact --class crashed --epochs 100 --patience 8 --quiet"
 
-# values DIR POSITIONS: the 2-ply values of $BGFAST_NET, resumed if interrupted
-values() {
-    if [ ! -f "$1.done" ]; then
-        RESUME=""
-        [ -d "$1" ] && RESUME="--resume"
-        python -m bgfast data values "$2" -o "$1" --plies 2 $RESUME
-        touch "$1.done"
+# once DONE COMMAND...: run COMMAND, then mark the step done; skipped once DONE exists
+once() {
+    done_="$1"
+    shift
+    if [ ! -f "$done_" ]; then
+        "$@"
+        touch "$done_"
     fi
 }
 
-if [ ! -f "$WORK/base.done" ]; then
-    sh tools/race-net.sh "$WORK/base.npz"
-    touch "$WORK/base.done"
-fi
+# values DIR POSITIONS: the 2-ply values of $BGFAST_NET, resumed if interrupted
+values() {
+    RESUME=""
+    [ -d "$1" ] && RESUME="--resume"
+    once "$1.done" python -m bgfast data values "$2" -o "$1" --plies 2 $RESUME
+}
+
+once "$WORK/base.done" sh tools/race-net.sh "$WORK/base.npz"
 
 export BGFAST_NET="$WORK/base.npz"
 values "$WORK/v1-training" data/training/positions.bgtd
 values "$WORK/v1-selfplay-1" data/training/selfplay-1.bgtd
-if [ ! -f "$WORK/round1.done" ]; then
-    python -m bgfast train supervised "$WORK/v1-training" "$WORK/v1-selfplay-1" \
-        -o "$WORK/round1.npz" --init "$WORK/base.npz" --features "$FEATURES" --lr 1e-3 $FIT --resume
-    touch "$WORK/round1.done"
-fi
+once "$WORK/round1.done" python -m bgfast train supervised "$WORK/v1-training" \
+    "$WORK/v1-selfplay-1" -o "$WORK/round1.npz" --init "$WORK/base.npz" --features "$FEATURES" \
+    --lr 1e-3 $FIT --resume
 
 export BGFAST_NET="$WORK/round1.npz"
 values "$WORK/v2-selfplay-2" data/training/selfplay-2.bgtd
@@ -82,10 +84,8 @@ train() {
     out="$2"
     init="$3"
     shift 3
-    if [ ! -f "$done_" ]; then
-        python -m bgfast train supervised "$@" -o "$out" --init "$init" --lr 3e-4 $FIT $WIDEN --resume
-        touch "$done_"
-    fi
+    once "$done_" python -m bgfast train supervised "$@" -o "$out" --init "$init" --lr 3e-4 $FIT \
+        $WIDEN --resume
 }
 
 train "$WORK/round2.done" "$WORK/round2.npz" "$WORK/round1.npz" \
@@ -121,27 +121,19 @@ if [ "$ROUNDS" -ge 5 ]; then
         $WORK/v5-selfplay-1 $WORK/v5-selfplay-2"
     train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" $V5
     if [ "$ROUNDS" -ge 6 ]; then
-        if [ ! -f "$WORK/$R5-more.done" ]; then
-            python -m bgfast train supervised $V5 -o "$WORK/$R5-more.npz" --init "$WORK/$R5.npz" \
-                --lr 1e-4 --class contact --class crashed --epochs 150 --patience 8 --quiet --resume
-            touch "$WORK/$R5-more.done"
-        fi
-        if [ ! -f "$WORK/round6-h$HIDDEN.done" ]; then
-            python -m bgfast train supervised $V5 -o "$WORK/round6-h$HIDDEN.npz" \
-                --init "$WORK/$R5-more.npz" --crashed-net --class crashed --lr 3e-4 --epochs 300 \
-                --patience 10 --quiet --resume
-            touch "$WORK/round6-h$HIDDEN.done"
-        fi
+        once "$WORK/$R5-more.done" python -m bgfast train supervised $V5 -o "$WORK/$R5-more.npz" \
+            --init "$WORK/$R5.npz" --lr 1e-4 --class contact --class crashed --epochs 150 \
+            --patience 8 --quiet --resume
+        once "$WORK/round6-h$HIDDEN.done" python -m bgfast train supervised $V5 \
+            -o "$WORK/round6-h$HIDDEN.npz" --init "$WORK/$R5-more.npz" --crashed-net \
+            --class crashed --lr 3e-4 --epochs 300 --patience 10 --quiet --resume
         LAST="$WORK/round6-h$HIDDEN.npz"
         if [ "$ROUNDS" = 7 ]; then
             export BGFAST_NET="$LAST"
             values "$WORK/v7-crashed-1" data/training/crashed-1.bgtd
-            if [ ! -f "$WORK/round7-h$HIDDEN.done" ]; then
-                python -m bgfast train supervised "$WORK/v7-crashed-1" $V5 \
-                    -o "$WORK/round7-h$HIDDEN.npz" --init "$LAST" --class crashed --lr 3e-4 \
-                    --epochs 300 --patience 10 --quiet --resume
-                touch "$WORK/round7-h$HIDDEN.done"
-            fi
+            once "$WORK/round7-h$HIDDEN.done" python -m bgfast train supervised \
+                "$WORK/v7-crashed-1" $V5 -o "$WORK/round7-h$HIDDEN.npz" --init "$LAST" \
+                --class crashed --lr 3e-4 --epochs 300 --patience 10 --quiet --resume
             LAST="$WORK/round7-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
