@@ -106,15 +106,15 @@ def test_sample_positions_are_determined_by_the_seed(sample, positions_file, tmp
 
 def test_a_pool_spreads_the_positions_over_more_games():
     plain = td.sample_positions(60, seed=4, players="net", jobs=1)
-    pooled = td.sample_positions(60, seed=4, players="net", jobs=2, pool=240)
-    whole = td.sample_positions(240, seed=4, players="net", jobs=1)
+    pooled = td.sample_positions(60, seed=4, players="net", jobs=2, pool=600)
+    whole = td.sample_positions(600, seed=4, players="net", jobs=1)
     assert len(pooled) == 60 and len({k.tobytes() for k in pooled.keys}) == 60
     # a seeded sample of the pool: the first 60 of the whole pool's shuffled order
     np.testing.assert_array_equal(pooled.keys, whole.keys[:60])
-    assert pooled.meta["pool"] == 240 and "pool" not in plain.meta
+    assert pooled.meta["pool"] == 600 and "pool" not in plain.meta
     assert pooled.meta["games"]["net"] > plain.meta["games"]["net"]
     assert pooled.classes.tolist() == td.classify(pooled.boards).tolist()
-    assert td.sample_positions(60, seed=4, players="net", jobs=1, pool=240).digest == pooled.digest
+    assert td.sample_positions(60, seed=4, players="net", jobs=1, pool=600).digest == pooled.digest
     with pytest.raises(BgfastError, match="at least n"):
         td.sample_positions(60, seed=4, players="net", pool=59)
 

@@ -20,26 +20,29 @@
 #      on the crashed positions alone;
 #   7. the crashed net trained again, with round 6's 2-ply values of the
 #      200,000 crashed positions of its own self-play
-#      (data/training/crashed-1.bgtd) added.
+#      (data/training/crashed-1.bgtd) added;
+#   8. the contact and crashed nets trained again towards round 7's 2-ply
+#      values on all eight position files (data/training/selfplay-6.bgtd,
+#      200,000 positions of round 7's self-play, added).
 # The race net is that of step 0.  Deterministic: the same bits every run
 # with the same build (docs/training.md#reproducing-the-shipped-file), about
-# three hours on two free cores.  Each step's output stays in WORK, and a
+# five hours on two free cores.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2, 3, 4, 5 or 6 stops early (docs/training.md#further-rounds);
+# ROUNDS=2, 3, 4, 5, 6 or 7 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 and 7 (the default) use 256.
-# Usage: [ROUNDS=2|3|4|5|6|7] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6, 7 and 8 (the default) use 256.
+# Usage: [ROUNDS=2|3|4|5|6|7|8] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-7}"
+ROUNDS="${ROUNDS:-8}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6 or 7" >&2; exit 2 ;;
+    6|7|8) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7 or 8" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 7 only (ROUNDS=5, 6 or 7)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 8 only (ROUNDS=5, 6, 7 or 8)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -128,13 +131,27 @@ if [ "$ROUNDS" -ge 5 ]; then
             -o "$WORK/round6-h$HIDDEN.npz" --init "$WORK/$R5-more.npz" --crashed-net \
             --class crashed --lr 3e-4 --epochs 300 --patience 10 --quiet --resume
         LAST="$WORK/round6-h$HIDDEN.npz"
-        if [ "$ROUNDS" = 7 ]; then
+        if [ "$ROUNDS" -ge 7 ]; then
             export BGFAST_NET="$LAST"
             values "$WORK/v7-crashed-1" data/training/crashed-1.bgtd
             once "$WORK/round7-h$HIDDEN.done" python -m bgfast train supervised \
                 "$WORK/v7-crashed-1" $V5 -o "$WORK/round7-h$HIDDEN.npz" --init "$LAST" \
                 --class crashed --lr 3e-4 --epochs 300 --patience 10 --quiet --resume
             LAST="$WORK/round7-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" = 8 ]; then
+            export BGFAST_NET="$LAST"
+            V8=""
+            for f in selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 \
+                    selfplay-2; do
+                src="data/training/$f.bgtd"
+                [ "$f" = training ] && src=data/training/positions.bgtd
+                values "$WORK/v8-$f" "$src"
+                V8="$V8 $WORK/v8-$f"
+            done
+            once "$WORK/round8-h$HIDDEN.done" python -m bgfast train supervised $V8 \
+                -o "$WORK/round8-h$HIDDEN.npz" --init "$LAST" --lr 1e-4 $FIT --resume
+            LAST="$WORK/round8-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
