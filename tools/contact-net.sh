@@ -69,6 +69,18 @@ values() {
     once "$1.done" python -m bgfast data values "$2" -o "$1" --plies 2 $RESUME
 }
 
+# round_values R NAME...: values of each position file NAME of data/training/ in
+# $WORK/vR-NAME (training: the 200,000 training positions, positions.bgtd)
+round_values() {
+    r="$1"
+    shift
+    for f in "$@"; do
+        src="data/training/$f.bgtd"
+        [ "$f" = training ] && src=data/training/positions.bgtd
+        values "$WORK/v$r-$f" "$src"
+    done
+}
+
 once "$WORK/base.done" sh tools/race-net.sh "$WORK/base.npz"
 
 export BGFAST_NET="$WORK/base.npz"
@@ -95,10 +107,7 @@ train "$WORK/round2.done" "$WORK/round2.npz" "$WORK/round1.npz" \
     "$WORK/v2-selfplay-2" "$WORK/v1-training" "$WORK/v1-selfplay-1"
 if [ "$ROUNDS" -ge 3 ]; then
     export BGFAST_NET="$WORK/round2.npz"
-    values "$WORK/v3-training" data/training/positions.bgtd
-    values "$WORK/v3-selfplay-1" data/training/selfplay-1.bgtd
-    values "$WORK/v3-selfplay-2" data/training/selfplay-2.bgtd
-    values "$WORK/v3-selfplay-3" data/training/selfplay-3.bgtd
+    round_values 3 training selfplay-1 selfplay-2 selfplay-3
     train "$WORK/round3.done" "$WORK/round3.npz" "$WORK/round2.npz" "$WORK/v3-selfplay-3" \
         "$WORK/v3-training" "$WORK/v3-selfplay-1" "$WORK/v3-selfplay-2"
 fi
@@ -110,11 +119,7 @@ if [ "$ROUNDS" -ge 4 ]; then
 fi
 if [ "$ROUNDS" -ge 5 ]; then
     export BGFAST_NET="$WORK/round4.npz"
-    for f in training selfplay-1 selfplay-2 selfplay-3 selfplay-4 selfplay-5; do
-        src="data/training/$f.bgtd"
-        [ "$f" = training ] && src=data/training/positions.bgtd
-        values "$WORK/v5-$f" "$src"
-    done
+    round_values 5 training selfplay-1 selfplay-2 selfplay-3 selfplay-4 selfplay-5
     R5=round5
     if [ "$HIDDEN" != 128 ]; then
         R5="round5-h$HIDDEN"
@@ -141,14 +146,10 @@ if [ "$ROUNDS" -ge 5 ]; then
         fi
         if [ "$ROUNDS" = 8 ]; then
             export BGFAST_NET="$LAST"
+            F8="selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2"
+            round_values 8 $F8
             V8=""
-            for f in selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 \
-                    selfplay-2; do
-                src="data/training/$f.bgtd"
-                [ "$f" = training ] && src=data/training/positions.bgtd
-                values "$WORK/v8-$f" "$src"
-                V8="$V8 $WORK/v8-$f"
-            done
+            for f in $F8; do V8="$V8 $WORK/v8-$f"; done
             once "$WORK/round8-h$HIDDEN.done" python -m bgfast train supervised $V8 \
                 -o "$WORK/round8-h$HIDDEN.npz" --init "$LAST" --lr 1e-4 $FIT --resume
             LAST="$WORK/round8-h$HIDDEN.npz"
