@@ -291,6 +291,10 @@ def test_cli_trains_and_resumes(lab, tmp_path):
         r = runner.invoke(main, args + ["--games", "8", "--hidden", "4", "--round-games", "8",
                                         "--quiet"])
         assert r.exit_code == 0 and "8 games" in r.output, r.output
+    r = runner.invoke(main, ["train", str(tmp_path / "td3.npz"), "--games", "8",
+                             "--hidden", str(netmod.MAX_HIDDEN + 1)])
+    assert r.exit_code == 2 and f"1<=x<={netmod.MAX_HIDDEN}" in r.output
+    assert not (tmp_path / "td3.npz").exists()
 
 
 def test_several_label_directories_train_as_one_set(lab, tmp_path):
@@ -330,6 +334,10 @@ def test_several_label_directories_train_as_one_set(lab, tmp_path):
     (["{L}", "-o", "{T}/n.npz", "--val-fraction", "1"], 2, "--val-fraction"),
     (["{L}", "-o", "{T}/n.npz", "--init", "{T}/none.npz"], 2, "cannot read net weights"),
     (["{L}", "-o", "{T}/n.npz", "--init", "{L}/shard-000000.bgtd"], 2, "not a net weights"),
+    (["{L}", "-o", "{T}/n.npz", "--widen-to", str(netmod.MAX_HIDDEN + 1)], 2,
+     f"0<=x<={netmod.MAX_HIDDEN}"),
+    (["{L}", "-o", "{T}/n.npz", "--hidden", str(netmod.MAX_HIDDEN + 1)], 2,
+     f"1<=x<={netmod.MAX_HIDDEN}"),
 ])
 def test_cli_errors_are_one_line(lab, tmp_path, args, code, words):
     labels = _write_dir(lab, tmp_path / "L")

@@ -6,6 +6,7 @@ import click
 from click.core import ParameterSource
 
 from .._progress import Progress
+from ..net import MAX_HIDDEN
 from . import emit_json, main
 from ._options import json_option
 
@@ -30,7 +31,7 @@ def train():
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--games", type=click.IntRange(min=0), required=True,
               help="Train until this many self-play games in total.")
-@click.option("--hidden", type=click.IntRange(1, 256), default=64, show_default=True,
+@click.option("--hidden", type=click.IntRange(1, MAX_HIDDEN), default=64, show_default=True,
               help="Hidden units of each net (contact, race).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of weights and dice.")
 @click.option("--alpha", type=float, default=0.1, show_default=True, help="Learning rate.")
@@ -99,7 +100,7 @@ def _fit_default(name):
               help="Fraction of the positions held out for validation (seeded by position).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=_fit_default("seed"),
               show_default=True, help="Seed of the split, the batches and random weights.")
-@click.option("--hidden", type=click.IntRange(1, 256), default=_fit_default("hidden"),
+@click.option("--hidden", type=click.IntRange(1, MAX_HIDDEN), default=_fit_default("hidden"),
               show_default=True, help="Hidden units with --init random.")
 @click.option("--class", "classes", type=click.Choice(["contact", "crashed", "race"]),
               multiple=True, help="Train on these classes' labels only (repeatable; default all). "
@@ -108,7 +109,7 @@ def _fit_default(name):
 @click.option("--features", default=None, metavar="GROUP[,GROUP]",
               help="Feature groups to add to the initial net with zero weights (contain, "
                    "contact, anchors, hits, mobility).")
-@click.option("--widen-to", type=click.IntRange(0, 256), default=None, metavar="H",
+@click.option("--widen-to", type=click.IntRange(0, MAX_HIDDEN), default=None, metavar="H",
               help="Give the initial net H hidden units: the new units get small seeded random "
                    "input weights and zero output weights, so it starts as strong.")
 @click.option("--crashed-net", "crashed_net", is_flag=True, default=None,
