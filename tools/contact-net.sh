@@ -70,14 +70,17 @@ values() {
 }
 
 # round_values R NAME...: values of each position file NAME of data/training/ in
-# $WORK/vR-NAME (training: the 200,000 training positions, positions.bgtd)
+# $WORK/vR-NAME (training: the 200,000 training positions, positions.bgtd); RV
+# lists those directories in the order of the names, the order a training reads them
 round_values() {
     r="$1"
     shift
+    RV=""
     for f in "$@"; do
         src="data/training/$f.bgtd"
         [ "$f" = training ] && src=data/training/positions.bgtd
         values "$WORK/v$r-$f" "$src"
+        RV="$RV $WORK/v$r-$f"
     done
 }
 
@@ -107,9 +110,8 @@ train "$WORK/round2.done" "$WORK/round2.npz" "$WORK/round1.npz" \
     "$WORK/v2-selfplay-2" "$WORK/v1-training" "$WORK/v1-selfplay-1"
 if [ "$ROUNDS" -ge 3 ]; then
     export BGFAST_NET="$WORK/round2.npz"
-    round_values 3 training selfplay-1 selfplay-2 selfplay-3
-    train "$WORK/round3.done" "$WORK/round3.npz" "$WORK/round2.npz" "$WORK/v3-selfplay-3" \
-        "$WORK/v3-training" "$WORK/v3-selfplay-1" "$WORK/v3-selfplay-2"
+    round_values 3 selfplay-3 training selfplay-1 selfplay-2
+    train "$WORK/round3.done" "$WORK/round3.npz" "$WORK/round2.npz" $RV
 fi
 if [ "$ROUNDS" -ge 4 ]; then
     export BGFAST_NET="$WORK/round3.npz"
@@ -119,14 +121,13 @@ if [ "$ROUNDS" -ge 4 ]; then
 fi
 if [ "$ROUNDS" -ge 5 ]; then
     export BGFAST_NET="$WORK/round4.npz"
-    round_values 5 training selfplay-1 selfplay-2 selfplay-3 selfplay-4 selfplay-5
+    round_values 5 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2
+    V5="$RV"
     R5=round5
     if [ "$HIDDEN" != 128 ]; then
         R5="round5-h$HIDDEN"
         WIDEN="--widen-to $HIDDEN"
     fi
-    V5="$WORK/v5-selfplay-5 $WORK/v5-selfplay-4 $WORK/v5-selfplay-3 $WORK/v5-training \
-        $WORK/v5-selfplay-1 $WORK/v5-selfplay-2"
     train "$WORK/$R5.done" "$WORK/$R5.npz" "$WORK/round4.npz" $V5
     if [ "$ROUNDS" -ge 6 ]; then
         once "$WORK/$R5-more.done" python -m bgfast train supervised $V5 -o "$WORK/$R5-more.npz" \
@@ -146,11 +147,9 @@ if [ "$ROUNDS" -ge 5 ]; then
         fi
         if [ "$ROUNDS" = 8 ]; then
             export BGFAST_NET="$LAST"
-            F8="selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2"
-            round_values 8 $F8
-            V8=""
-            for f in $F8; do V8="$V8 $WORK/v8-$f"; done
-            once "$WORK/round8-h$HIDDEN.done" python -m bgfast train supervised $V8 \
+            round_values 8 selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training \
+                selfplay-1 selfplay-2
+            once "$WORK/round8-h$HIDDEN.done" python -m bgfast train supervised $RV \
                 -o "$WORK/round8-h$HIDDEN.npz" --init "$LAST" --lr 1e-4 $FIT --resume
             LAST="$WORK/round8-h$HIDDEN.npz"
         fi
