@@ -202,7 +202,14 @@ class FitSettings:
     (:func:`bgfast.net.add_hidden`, seeded by ``seed``; 0 keeps its own);
     ``crashed_net``: give ``init``'s net a crashed net, a copy of its
     contact net (:func:`bgfast.net.add_crashed`), so that the crashed
-    positions train a net of their own.
+    positions train a net of their own.  ``keep_shape``: each trained net
+    keeps reading only what it reads at the start (its hidden units,
+    :attr:`bgfast._net.Model.read_hidden`, and its feature groups,
+    :attr:`~bgfast._net.Model.read_groups`): the gradient of the units and
+    group inputs it does not read is held at zero, so they stay zero and the
+    net costs what it cost (the shipped race net, 128 units and no group in
+    a file of 256-unit nets); it cannot be combined with ``features`` or
+    ``widen_to``, whose new weights start at zero.
     ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
     rows weighted by W in the training loss (1 for the classes not named;
     times the stderr weights with ``weighting="stderr"``), as if its
@@ -226,6 +233,7 @@ class FitSettings:
     class_weights: str = ""
     widen_to: int = 0
     crashed_net: bool = False
+    keep_shape: bool = False
 
     def class_weight_map(self) -> dict:
         """``{class: weight}`` of :attr:`class_weights` (validated)."""
@@ -269,6 +277,9 @@ class FitSettings:
             raise BgfastError(f"unknown class {bad[0] if bad else ''!r}; choose from "
                               f"{', '.join(NET_OF_CLASS)}")
         features = ",".join(_netmod.group_names(self.features))
+        if self.keep_shape and (features or self.widen_to):
+            raise BgfastError("keep_shape trains only the weights a net reads already; it "
+                              "cannot be combined with features or widen_to")
         cw = self.class_weight_map()
         return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes),
                        features=features,
@@ -351,6 +362,24 @@ def _with_params(net, k: int, p: dict):
     for n in _P:
         a[n][k] = p[n].astype(np.float32)
     return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta)
+
+
+def _shape_mask(net, k: int) -> dict | None:
+    """For ``keep_shape``: 0/1 masks of net ``k``'s ``w1``, ``b1`` and
+    ``w2`` that are zero on the hidden units it does not read and, when it
+    reads no feature group, on the group inputs' rows; None when it reads
+    everything."""
+    a = net.arrays()
+    h = int(net.model.read_hidden[k])
+    groups = bool(net.model.read_groups[k])
+    H = a["w1"].shape[2]
+    if h >= H and (groups or a["w1"].shape[1] == _netmod.INPUTS):
+        return None
+    units = (np.arange(H) < h).astype(np.float64)
+    rows = np.ones(a["w1"].shape[1])
+    if not groups:
+        rows[_netmod.INPUTS:] = 0.0
+    return {"w1": rows[:, None] * units[None, :], "b1": units, "w2": units[:, None] * np.ones(5)}
 
 
 def _batched_loss(p: dict, X, Y, W=None, step: int = 8192) -> float:
@@ -590,6 +619,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
             Wn = data.weights(tr)
             # net k as the stage found it (the net it started from: stages change one net each)
             center = _net_params(net, k) if st.l2_anchor == "init" else None
+            mask = _shape_mask(net, k) if st.keep_shape else None
             if cur is None:                      # a stage starts
                 p = _net_params(net, k)
                 m = {n: np.zeros_like(p[n]) for n in _P}
@@ -637,6 +667,9 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                     loss, g = loss_and_grad(p, data.X[idx].astype(np.float64), data.Y[idx],
                                             None if Wn is None else Wn[idx], st.l2,
                                             center=center)
+                    if mask is not None:
+                        for n in mask:
+                            g[n] = g[n] * mask[n]
                     t = sv["t"] + 1
                     new = {}
                     for n in _P:

@@ -79,7 +79,7 @@ from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_PLAYERS",
            "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
-           "sample_positions", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
+           "sample_positions", "select_classes", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
            "label_files", "label_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
@@ -478,6 +478,21 @@ def _class_mask(classes) -> np.ndarray:
     if not names:
         raise BgfastError("no position class named")
     return np.isin(np.arange(len(CLASSES)), [CLASSES.index(c) for c in names])
+
+
+def select_classes(ps: PositionSet, classes=None) -> PositionSet:
+    """The positions of ``ps`` of the classes named (:data:`CLASSES`; all
+    for None), in their order: a set of their own, whose digest the labels
+    made from it record (position ``i`` of a rollout labelling is then the
+    ``i``-th selected one).  Raises :class:`BgfastError` for an unknown
+    class or an empty list."""
+    wanted = _class_mask(classes)
+    if wanted.all():
+        return ps
+    rows = np.flatnonzero(wanted[ps.classes])
+    meta = dict(ps.meta, selected=[c for c, w in zip(CLASSES, wanted) if w])
+    return PositionSet(keys=ps.keys[rows], classes=ps.classes[rows], sources=ps.sources[rows],
+                       players=ps.players, meta=meta)
 
 
 def save_positions(ps: PositionSet, path) -> None:

@@ -193,6 +193,36 @@ def test_one_class_trains_its_net_only(lab, tmp_path):
     assert any((a[k][1] != s[k][1]).any() for k in a)
 
 
+def test_keep_shape_trains_only_what_a_net_reads(lab, tmp_path):
+    shipped = netmod.default_net()
+    assert shipped.model.read_hidden[1] < shipped.hidden and shipped.model.read_groups[1] == 0
+    h = shipped.model.read_hidden[1]
+    kw = dict(classes=("race",), epochs=2, batch=32, progress=False)
+    trainmod.fit(lab, tmp_path / "k.npz", keep_shape=True, **kw)
+    kept = netmod.load(tmp_path / "k.npz")
+    assert kept.model.read_hidden == shipped.model.read_hidden
+    assert kept.model.read_groups == shipped.model.read_groups
+    a, s = kept.arrays(), shipped.arrays()
+    # the units it does not read keep their weights (zero output weights), and it reads no group
+    assert not a["w2"][1][h:].any()
+    assert (a["w1"][1][:, h:] == s["w1"][1][:, h:]).all() and (a["b1"][1][h:] == s["b1"][1][h:]).all()
+    assert not a["w1"][1][netmod.INPUTS:].any()
+    assert (a["w1"][1][:netmod.INPUTS, :h] != s["w1"][1][:netmod.INPUTS, :h]).any()
+    assert kept.meta["fit"]["settings"]["keep_shape"] is True
+    # without it the race net grows into the units and groups its file has room for
+    trainmod.fit(lab, tmp_path / "g.npz", **kw)
+    grown = netmod.load(tmp_path / "g.npz").model
+    assert grown.read_hidden[1] > h and grown.read_groups[1] != 0
+    for extra in ({"widen_to": 256}, {"features": "hits"}):
+        with pytest.raises(BgfastError, match="keep_shape"):
+            trainmod.fit(lab, tmp_path / "x.npz", keep_shape=True, **extra, **kw)
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "x.npz"), "--keep-shape",
+                                  "--features", "hits"])
+    assert r.exit_code == 2 and "keep_shape" in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "x.npz").exists()
+
+
 def _final(path):
     n = netmod.load(path)
     rep = dict(n.meta["fit"])

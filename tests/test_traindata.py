@@ -201,6 +201,38 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
     assert r.exit_code == 2 and "already holds" in r.stderr and r.stderr.count("\n") == 1
 
 
+def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, run):
+    from bgfast import net as netmod
+
+    crashed = td.select_classes(sample, ["crashed"])
+    rows = np.flatnonzero(sample.classes == td.CRASHED)
+    assert 0 < len(crashed) < len(sample)
+    assert crashed.keys.tobytes() == sample.keys[rows].tobytes()
+    assert crashed.meta["selected"] == ["crashed"] and crashed.digest != sample.digest
+    assert td.select_classes(sample) is sample
+    assert td.select_classes(sample, ["contact", "crashed", "race"]) is sample
+    both = td.select_classes(sample, ["race", "contact"])
+    assert len(both) + len(crashed) == len(sample)
+    with pytest.raises(BgfastError, match="unknown position class"):
+        td.select_classes(sample, ["bearoff"])
+    r = run("data", "values", positions_file, "-o", tmp_path / "R", "--class", "CRASHED",
+            "--plies", 1, "-j", 1, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["positions"] == len(rows)
+    lab = td.load_labels(tmp_path / "R")
+    assert lab.keys.tobytes() == sample.keys[rows].tobytes() and (lab.classes == td.CRASHED).all()
+    want = netmod.default_net().evaluate_plies(sample.boards[rows], 1)
+    assert lab.probs.tobytes() == want.tobytes()
+    assert lab.meta["positions"] == crashed.digest
+    r = run("data", "label", positions_file, "-o", tmp_path / "RL", "--class", "crashed", "-n", 2,
+            "-t", 2, "--limit", 3, "-j", 1, "--json")
+    assert r.exit_code == 0, r.output
+    lab = td.load_labels(tmp_path / "RL")
+    assert lab.keys.tobytes() == sample.keys[rows[:3]].tobytes()
+    r = run("data", "values", positions_file, "-o", tmp_path / "X", "--class", "bearoff")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and not (tmp_path / "X").exists()
+
+
 def test_gnubg_as_a_source(gnubg_nn):
     ps = td.sample_positions(40, seed=2, players="gnubg=1,net=1", jobs=1)
     assert ps.source_counts() == {"gnubg": 20, "net": 20}

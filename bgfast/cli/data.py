@@ -15,6 +15,14 @@ from ._options import json_option, resumable_options
 _POLICIES = policy_names()
 
 
+def _class_option(help_text: str):
+    """The repeatable ``--class`` option of the data commands (the position
+    classes of :data:`bgfast.traindata.CLASSES`)."""
+    return click.option("--class", "classes", multiple=True,
+                        type=click.Choice(["contact", "crashed", "race"], case_sensitive=False),
+                        help=help_text)
+
+
 @main.group()
 def data():
     """Training data: positions from self-play, labelled by rollouts."""
@@ -33,9 +41,7 @@ def data():
 @click.option("--exclude", "excludes", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A positions file, or a benchmark's decisions.bgtd, whose positions are "
                    "not taken (repeatable).")
-@click.option("--class", "classes", multiple=True,
-              type=click.Choice(["contact", "crashed", "race"], case_sensitive=False),
-              help="Take only positions of this class (repeatable; default all).")
+@_class_option("Take only positions of this class (repeatable; default all).")
 @click.option("--bearoffs/--no-bearoffs", default=True, show_default=True,
               help="Take bear-offs (every checker of both sides home), which the tables value.")
 @click.option("--pool", type=click.IntRange(min=1), default=None,
@@ -87,12 +93,13 @@ def positions(count, seed, output, players, excludes, classes, bearoffs, pool, j
               show_default=True, help="Who plays the rollouts.")
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="Evaluator for luck and truncation.")
+@_class_option("Label only the positions of this class (repeatable; default all).")
 @resumable_options("labels", "Label only the first LIMIT positions.")
 @click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
               help="Positions per shard file.")
 @json_option("Print the summary as JSON.")
-def label(positions_file, output, trials, truncate, seed, policy, evaluator, resume, limit, jobs,
-          shard_size, checkpoint_seconds, as_json):
+def label(positions_file, output, trials, truncate, seed, policy, evaluator, classes, resume,
+          limit, jobs, shard_size, checkpoint_seconds, as_json):
     """Roll out the positions of POSITIONS (a file of 'bgfast data positions')
     and write their labels into the directory OUTPUT, checkpointing as it
     goes; --resume continues an interrupted run with the same files as an
@@ -106,21 +113,22 @@ def label(positions_file, output, trials, truncate, seed, policy, evaluator, res
         if value is not None:
             fields[name] = value
     settings = replace(LABEL_SETTINGS, **fields)
-    _fill_labels(positions_file, output, limit, as_json, "labelled",
+    _fill_labels(positions_file, output, limit, classes, as_json, "labelled",
                  lambda ps, bar: run(ps, settings, output, resume=resume, jobs=jobs, limit=limit,
                                      shard_size=shard_size, checkpoint_seconds=checkpoint_seconds,
                                      progress=bar))
 
 
-def _fill_labels(positions_file, output, limit, as_json, done: str, work) -> None:
+def _fill_labels(positions_file, output, limit, classes, as_json, done: str, work) -> None:
     """The body of the commands that fill a labels directory: OUTPUT checked,
-    POSITIONS read, ``work(positions, bar)`` run under a progress bar, and
-    its summary printed (``done``: what was done to the positions)."""
-    from ..traindata import load_positions
+    POSITIONS read (only those of ``classes`` when some are named),
+    ``work(positions, bar)`` run under a progress bar, and its summary
+    printed (``done``: what was done to the positions)."""
+    from ..traindata import load_positions, select_classes
 
     if os.path.exists(output) and not os.path.isdir(output):
         raise click.UsageError(f"{output} is not a directory")
-    ps = load_positions(positions_file)
+    ps = select_classes(load_positions(positions_file), [c.lower() for c in classes] or None)
     with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
                   resumes=True) as bar:
         r = work(ps, bar)
@@ -137,19 +145,20 @@ def _fill_labels(positions_file, output, limit, as_json, done: str, work) -> Non
               help="The labels directory (shard-NNNNNN.bgtd files).")
 @click.option("--plies", type=click.IntRange(1, 3), default=1, show_default=True,
               help="Look-ahead of the values.")
+@_class_option("Value only the positions of this class (repeatable; default all).")
 @resumable_options("values", "Value only the first LIMIT positions.")
 @click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
               help="Positions per shard file.")
 @json_option("Print the summary as JSON.")
-def values(positions_file, output, plies, resume, limit, jobs, shard_size, checkpoint_seconds,
-           as_json):
+def values(positions_file, output, plies, classes, resume, limit, jobs, shard_size,
+           checkpoint_seconds, as_json):
     """Label the positions of POSITIONS with the net's own n-ply values (the
     net of $BGFAST_NET, else the shipped one) into the directory OUTPUT, as
     'bgfast data label' writes rollouts: targets for 'bgfast train
     supervised' that teach the net to agree with its own look-ahead."""
     from ..traindata import label_values
 
-    _fill_labels(positions_file, output, limit, as_json, f"valued at {plies} ply",
+    _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {plies} ply",
                  lambda ps, bar: label_values(ps, plies, output, resume=resume, jobs=jobs,
                                               limit=limit, shard_size=shard_size,
                                               checkpoint_seconds=checkpoint_seconds, progress=bar))

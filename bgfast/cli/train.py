@@ -115,6 +115,9 @@ def _fit_default(name):
 @click.option("--crashed-net", "crashed_net", is_flag=True, default=None,
               help="Give the initial net a crashed net (a copy of its contact net) that the "
                    "crashed positions train alone.")
+@click.option("--keep-shape", "keep_shape", is_flag=True, default=None,
+              help="Train only the hidden units and feature groups each trained net reads "
+                   "already, so that it costs what it cost (not with --features or --widen-to).")
 @click.option("--class-weight", "class_weights", default=None, metavar="CLASS=W[,CLASS=W]",
               help="Weight each named class's positions by W in the training loss "
                    "(e.g. crashed=3; 1 for the others).")
@@ -127,7 +130,8 @@ def _fit_default(name):
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
                             weighting, val_fraction, seed, hidden, classes, features, widen_to,
-                            crashed_net, class_weights, checkpoint_steps, resume, quiet, as_json):
+                            crashed_net, keep_shape, class_weights, checkpoint_steps, resume, quiet,
+                            as_json):
     """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``);
     several directories are trained on together."""
     from ..train import fit
@@ -136,7 +140,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
              "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
              "hidden": hidden, "classes": tuple(classes) or None, "features": features,
              "widen_to": widen_to, "crashed_net": crashed_net or None,
-             "class_weights": class_weights}
+             "keep_shape": keep_shape or None, "class_weights": class_weights}
     # a resumed run takes the checkpoint's settings: pass only what was typed
     settings = {k: v for k, v in given.items()
                 if v is not None and (not resume or k == "classes"
