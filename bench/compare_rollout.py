@@ -84,8 +84,8 @@ def _children_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def bgfast_settings(trials, vr, plies=0, early_stop=False, jobs=1):
-    return RolloutSettings(trials=trials, seed=1, variance_reduction=vr, quasi_random=True,
+def bgfast_settings(trials, vr, plies=0, early_stop=False, jobs=1, seed=1):
+    return RolloutSettings(trials=trials, seed=seed, variance_reduction=vr, quasi_random=True,
                            early_stop=early_stop, truncate=0, policy=POLICY_OF_PLIES[plies],
                            evaluator="net", jobs=jobs,
                            backend="serial" if jobs == 1 else "local",
@@ -119,7 +119,7 @@ set rollout chequerplay prune off
 set rollout cubeful {cubeful}
 set rollout varredn {vr}
 set rollout quasirandom on
-set rollout seed 1
+set rollout seed {seed}
 set rollout truncation enable off
 set rollout bearofftruncation exact {exact}
 set rollout bearofftruncation onesided off
@@ -149,14 +149,14 @@ def parse_gnubg_rollout(text):
     return None
 
 
-def gnubg_run_once(pid, trials, vr, plies=0, cubeful=False, exact=False, digits=3):
+def gnubg_run_once(pid, trials, vr, plies=0, cubeful=False, exact=False, digits=3, seed=1):
     """(wall-clock seconds, CPU seconds, parsed results) of one gnubg program
     run rolling out ``pid`` (money, cube centred).  gnubg prints its results
     only to a terminal, so it runs under ``script``."""
     with tempfile.NamedTemporaryFile("w", suffix=".gnubg", delete=False) as fh:
         fh.write(GNUBG_SCRIPT.format(pid=pid, trials=trials, vr="on" if vr else "off",
                                      plies=plies, cubeful="on" if cubeful else "off",
-                                     exact="on" if exact else "off", digits=digits))
+                                     exact="on" if exact else "off", digits=digits, seed=seed))
         path = fh.name
     try:
         t0, c0 = time.perf_counter(), _children_cpu()
