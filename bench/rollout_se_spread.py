@@ -19,15 +19,13 @@ Run: python bench/rollout_se_spread.py [--positions race opening] [--trials 1296
 import argparse
 import os
 import sys
-from dataclasses import replace
-
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 # this tree's bgfast, not an installed one
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from compare_rollout import POSITIONS, bgfast_settings, gnubg_run_once  # noqa: E402
+from compare_rollout import GNUBG, POSITIONS, bgfast_settings, gnubg_run_once  # noqa: E402
 
 from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import rollout  # noqa: E402
@@ -45,7 +43,7 @@ def bgfast_spread(pid, trials, seeds, first):
     pos = Position.from_position_id(pid)
     means, ses = [], []
     for k in range(seeds):
-        r = rollout(pos, replace(bgfast_settings(trials, True), seed=first + k))
+        r = rollout(pos, bgfast_settings(trials, True, seed=first + k))
         means.append(r.equity)
         ses.append(r.stderr["equity"])
     return spread(means, ses)
@@ -70,6 +68,10 @@ def main():
     ap.add_argument("--gnubg-seeds", type=int, default=30, help="gnubg rollouts per position")
     ap.add_argument("--first-seed", type=int, default=100, help="the seeds are this one and on")
     args = ap.parse_args()
+    if not os.path.exists(GNUBG):
+        raise SystemExit(f"this comparison needs gnubg ({GNUBG}; Debian package gnubg)")
+    if args.seeds < 2 or args.gnubg_seeds < 2:
+        raise SystemExit("a spread needs at least 2 seeds per engine")
     print(f"{args.trials} trials a rollout, variance reduction, 0 ply, to the end")
     print("| position | engine | seeds | mean equity | empirical SE | reported SE | "
           "empirical / reported variance |")

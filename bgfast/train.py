@@ -278,8 +278,9 @@ class FitSettings:
                               f"{', '.join(NET_OF_CLASS)}")
         features = ",".join(_netmod.group_names(self.features))
         if self.keep_shape and (features or self.widen_to):
-            raise BgfastError("keep_shape trains only the weights a net reads already; it "
-                              "cannot be combined with features or widen_to")
+            raise BgfastError("keep_shape (--keep-shape) trains only the weights a net reads "
+                              "already; it cannot be combined with features or widen_to "
+                              "(--features, --widen-to)")
         cw = self.class_weight_map()
         return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes),
                        features=features,

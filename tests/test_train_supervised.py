@@ -213,6 +213,15 @@ def test_keep_shape_trains_only_what_a_net_reads(lab, tmp_path):
     trainmod.fit(lab, tmp_path / "g.npz", **kw)
     grown = netmod.load(tmp_path / "g.npz").model
     assert grown.read_hidden[1] > h and grown.read_groups[1] != 0
+    # a resumed run ends with the same bits as one run
+    trainmod.fit(lab, tmp_path / "r.npz", keep_shape=True, max_steps=3, **kw)
+    trainmod.fit(lab, tmp_path / "r.npz", resume=True, **kw)
+    assert all((netmod.load(tmp_path / "r.npz").arrays()[n] == a[n]).all() for n in a)
+    # a net that reads everything trains as without it
+    trainmod.fit(lab, tmp_path / "c1.npz", keep_shape=True, **dict(kw, classes=("contact",)))
+    trainmod.fit(lab, tmp_path / "c2.npz", **dict(kw, classes=("contact",)))
+    c1, c2 = netmod.load(tmp_path / "c1.npz").arrays(), netmod.load(tmp_path / "c2.npz").arrays()
+    assert all((c1[n] == c2[n]).all() for n in c1) and (c1["w1"][0] != s["w1"][0]).any()
     for extra in ({"widen_to": 256}, {"features": "hits"}):
         with pytest.raises(BgfastError, match="keep_shape"):
             trainmod.fit(lab, tmp_path / "x.npz", keep_shape=True, **extra, **kw)

@@ -215,6 +215,9 @@ def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, r
     assert len(both) + len(crashed) == len(sample)
     with pytest.raises(BgfastError, match="unknown position class"):
         td.select_classes(sample, ["bearoff"])
+    with pytest.raises(BgfastError, match="no position class"):
+        td.select_classes(sample, [])
+    assert len(td.select_classes(sample, ["race"])) == 0          # the sample has no race
     r = run("data", "values", positions_file, "-o", tmp_path / "R", "--class", "CRASHED",
             "--plies", 1, "-j", 1, "--json")
     assert r.exit_code == 0, r.output
@@ -229,6 +232,16 @@ def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, r
     assert r.exit_code == 0, r.output
     lab = td.load_labels(tmp_path / "RL")
     assert lab.keys.tobytes() == sample.keys[rows[:3]].tobytes()
+    assert lab.meta["positions"] == crashed.digest
+    # resuming with another selection is refused: its positions differ
+    r = run("data", "label", positions_file, "-o", tmp_path / "RL", "--class", "contact", "-n", 2,
+            "-t", 2, "--limit", 3, "-j", 1, "--resume")
+    assert r.exit_code != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert td.load_labels(tmp_path / "RL").keys.tobytes() == sample.keys[rows[:3]].tobytes()
+    # a class the file does not hold: a usage error, and no directory
+    r = run("data", "values", positions_file, "-o", tmp_path / "E", "--class", "race")
+    assert r.exit_code == 2 and "no positions of the class race" in r.stderr
+    assert r.stderr.count("\n") == 1 and not (tmp_path / "E").exists()
     r = run("data", "values", positions_file, "-o", tmp_path / "X", "--class", "bearoff")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and not (tmp_path / "X").exists()
 
