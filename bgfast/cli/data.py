@@ -128,10 +128,11 @@ def _fill_labels(positions_file, output, limit, classes, as_json, done: str, wor
 
     if os.path.exists(output) and not os.path.isdir(output):
         raise click.UsageError(f"{output} is not a directory")
-    ps = select_classes(load_positions(positions_file), [c.lower() for c in classes] or None)
-    if classes and not len(ps):
+    names = [c.lower() for c in classes]
+    ps = select_classes(load_positions(positions_file), names or None)
+    if names and not len(ps):
         raise click.UsageError(f"{positions_file} holds no positions of the class "
-                               f"{', '.join(c.lower() for c in classes)}")
+                               f"{', '.join(names)}")
     with Progress(len(ps) if limit is None else min(limit, len(ps)), unit="position",
                   resumes=True) as bar:
         r = work(ps, bar)
