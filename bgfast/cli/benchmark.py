@@ -9,8 +9,7 @@ import click
 from .._progress import Progress
 from . import emit_json, main
 from ._options import json_option, resumable_options
-
-_SETS = ["contact", "crashed", "race"]
+from ..benchmark import SETS
 
 
 @main.group()
@@ -22,7 +21,7 @@ def benchmark():
 @benchmark.command()
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               help="The benchmark directory (decisions.bgtd and shard-NNNNNN.bgtd files).")
-@click.option("--set", "sets", multiple=True, type=click.Choice(_SETS, case_sensitive=False),
+@click.option("--set", "sets", multiple=True, type=click.Choice(SETS, case_sensitive=False),
               help="A set to build (repeatable; default: all three).")
 @click.option("--decisions", "-n", type=click.IntRange(1), default=300, show_default=True,
               help="Decisions per set.")
@@ -68,7 +67,7 @@ def build(output, sets, decisions, trials, truncate, seed, players, excludes, ma
         kw["max_candidates"] = max_candidates
         kw["min_candidates"] = min(bm.MIN_CANDIDATES, max_candidates)
     names = [s.lower() for s in sets] or None
-    bar = Progress(decisions * (len(set(names)) if names else len(_SETS)), unit="decision",
+    bar = Progress(decisions * (len(set(names)) if names else len(SETS)), unit="decision",
                    resumes=True)
     with bar:
         r = bm.build(output, decisions, sets=names, seed=bm.DEFAULT_SEED if seed is None else seed,
@@ -85,7 +84,7 @@ def build(output, sets, decisions, trials, truncate, seed, players, excludes, ma
 
 @benchmark.command()
 @click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
-@click.option("--set", "sets", multiple=True, type=click.Choice(_SETS, case_sensitive=False),
+@click.option("--set", "sets", multiple=True, type=click.Choice(SETS, case_sensitive=False),
               help="A set to score (repeatable; default: every set the benchmark holds).")
 @click.option("--evaluator", "-e", default="net", show_default=True,
               help="net, composite, race, pubeval, ... (see bgfast evaluate).")

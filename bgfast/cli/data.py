@@ -10,6 +10,7 @@ import click
 from .._progress import Progress
 from . import emit_json, main
 from ..rollout import policy_names
+from ..traindata import CLASSES
 from ._options import json_option, resumable_options
 
 _POLICIES = policy_names()
@@ -19,7 +20,7 @@ def _class_option(help_text: str):
     """The repeatable ``--class`` option of the data commands (the position
     classes of :data:`bgfast.traindata.CLASSES`)."""
     return click.option("--class", "classes", multiple=True,
-                        type=click.Choice(["contact", "crashed", "race"], case_sensitive=False),
+                        type=click.Choice(CLASSES, case_sensitive=False),
                         help=help_text)
 
 

@@ -7,6 +7,7 @@ from click.core import ParameterSource
 
 from .._progress import Progress
 from ..net import MAX_HIDDEN
+from ..traindata import CLASSES
 from . import emit_json, main
 from ._options import json_option
 
@@ -102,7 +103,7 @@ def _fit_default(name):
               show_default=True, help="Seed of the split, the batches and random weights.")
 @click.option("--hidden", type=click.IntRange(1, MAX_HIDDEN), default=_fit_default("hidden"),
               show_default=True, help="Hidden units with --init random.")
-@click.option("--class", "classes", type=click.Choice(["contact", "crashed", "race"]),
+@click.option("--class", "classes", type=click.Choice(CLASSES),
               multiple=True, help="Train on these classes' labels only (repeatable; default all). "
                                   "contact and crashed share the contact net unless the net has "
                                   "a crashed net (--crashed-net).")
