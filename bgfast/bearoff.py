@@ -441,7 +441,7 @@ class OneSidedTable(_Table):
     """A one-sided (race) table: up to ``checkers`` checkers on ``points`` points."""
 
     def __init__(self, points, checkers, start_r, dist_r, start_g, dist_g,
-                 path=None, mm=None, source="bgfast"):
+                 path=None, mm=None, source="bgfast", data_crc=None):
         self.points = int(points)
         self.checkers = int(checkers)
         self.size = num_positions(self.points, self.checkers)
@@ -450,6 +450,8 @@ class OneSidedTable(_Table):
         self.start_g, self.dist_g = start_g, dist_g
         self.path = None if path is None else str(path)
         self.source = source
+        #: the CRC-32 of the file's data (None: not read from a bgfast file)
+        self.data_crc = data_crc
         self._mmap = mm
         self._moments = None
 
@@ -1116,7 +1118,7 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
         off += _pad8(2 * N)
         dr = np.frombuffer(mm, "<f4", N * h.window, off).reshape(N, h.window)
         dg = np.frombuffer(mm, "<f4", N * h.window, off + N * h.window * 4).reshape(N, h.window)
-        return OneSidedTable(h.points, h.checkers, sr, dr, sg, dg, path, mm)
+        return OneSidedTable(h.points, h.checkers, sr, dr, sg, dg, path, mm, data_crc=h.data_crc)
     dtype = "<i2" if h.layout == LAYOUT_INT16 else "<f4"
     values = np.frombuffer(mm, dtype, h.ntables * N * N, HEADER_SIZE).reshape(h.ntables, N * N)
     return TwoSidedTable(h.checkers, values, h.scale, h.layout, path, mm)
@@ -1136,7 +1138,8 @@ def _open_packed(path, h: _Header, mm, sr, sg) -> OneSidedTable:
     dg = _k.unpack_rows(np.frombuffer(mm, "<f4", ng, off + 4 * nr), lg, W)
     del lr, lg
     # copies: the map is released with the last view of it
-    return OneSidedTable(h.points, h.checkers, sr.copy(), dr, sg.copy(), dg, path, None)
+    return OneSidedTable(h.points, h.checkers, sr.copy(), dr, sg.copy(), dg, path, None,
+                          data_crc=h.data_crc)
 
 
 def _open_gnubg(path, fh, head, size):

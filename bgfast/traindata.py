@@ -62,6 +62,7 @@ import os
 import re
 import struct
 import time
+import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -80,7 +81,7 @@ __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_
            "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
            "sample_positions", "select_classes", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
-           "label_files", "label_fields", "run_shards", "load_shards", "prepare_directory"]
+           "label_files", "label_fields", "race_table_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
 MAGIC = b"BGFTDATA"
@@ -675,23 +676,63 @@ def _label_run(positions, fields: dict, work: Callable, args, out, *, resume: bo
             "seconds": r["seconds"], "out": r["out"]}
 
 
-def _value_block(block, plies: int) -> tuple:
+_RACE_TABLES: dict = {}      # path -> the one-sided table a value worker has opened
+
+
+def _race_table(path):
+    """The one-sided 15-checker table at ``path`` (:func:`bgfast.bearoff.open`),
+    opened once per process."""
+    from . import bearoff
+
+    key = os.fspath(path)
+    t = _RACE_TABLES.get(key)
+    if t is None:
+        t = bearoff.open(key)
+        if t.kind != "one-sided" or t.checkers != 15:
+            raise BgfastError(f"{key} is not a one-sided 15-checker table "
+                              f"({t.describe()}): it cannot value races")
+        _RACE_TABLES[key] = t
+    return t
+
+
+def race_table_fields(path) -> dict:
+    """What identifies a race table in the values' settings: its size and
+    its data checksum."""
+    t = _race_table(path)
+    crc = t.data_crc
+    if crc is None:                     # a gnubg file: the checksum of the whole file
+        crc = 0
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 24), b""):
+                crc = zlib.crc32(chunk, crc)
+    return {"points": t.points, "checkers": t.checkers, "crc": crc & 0xFFFFFFFF}
+
+
+def _value_block(block, args) -> tuple:
     """The net's ``plies``-ply values of positions ``start ..`` of a block,
     as label rows ``(mean, stderr, games, plies)`` (no sampling: zero
-    standard errors, no games)."""
+    standard errors, no games); ``args``: ``(plies, race table path or
+    None)``.  Races inside the race table that are not bear-offs of both
+    sides get the table's probabilities instead."""
     from .evaluate import equity
     from .net import default_net
 
+    plies, table = args
     _start, keys = block
-    p = default_net().evaluate_plies(np.ascontiguousarray(unpack(keys)), plies)
+    boards = np.ascontiguousarray(unpack(keys))
+    p = default_net().evaluate_plies(boards, plies)
+    if table is not None:
+        r = _race_table(table).probe_batch(boards)
+        inside = r["inside"] & ~(boards[:, :, 6:].sum(axis=2) == 0).all(axis=1)
+        p[inside] = r["probs"][inside]
     n = p.shape[0]
     return (np.concatenate([p, equity(p)[:, None]], axis=1), np.zeros((n, 6)),
             np.zeros(n, dtype=np.int32), np.zeros(n))
 
 
-def label_values(positions, plies: int = 1, out="values", *, resume: bool = False,
-                 jobs: int | None = None, limit: int | None = None, shard_size: int = 4096,
-                 block_size: int = 256, checkpoint_seconds: float = 60.0,
+def label_values(positions, plies: int = 1, out="values", *, race_table=None,
+                 resume: bool = False, jobs: int | None = None, limit: int | None = None,
+                 shard_size: int = 4096, block_size: int = 256, checkpoint_seconds: float = 60.0,
                  progress: Callable | None = None) -> dict:
     """Label positions ``0 .. limit - 1`` of ``positions`` with the net's own
     ``plies``-ply values (:meth:`bgfast.net.Net.evaluate_plies`, the bear-off
@@ -700,11 +741,22 @@ def label_values(positions, plies: int = 1, out="values", *, resume: bool = Fals
     to the next (what the luck adjustment of rollouts subtracts).  The net is
     :func:`bgfast.net.default_net` (``$BGFAST_NET`` selects a weights file),
     recorded by its checksum.  The files, shards, resume and summary are
-    those of :func:`label`; the standard errors, games and plies are zero."""
+    those of :func:`label`; the standard errors, games and plies are zero.
+
+    ``race_table``: the path of a one-sided 15-checker table (``bgfast
+    bearoff build --one-sided P``, or gnubg's).  The races it holds (every
+    checker of both sides within its ``P`` points, not every one home) are
+    valued by its convolution (:meth:`bgfast.bearoff.OneSidedTable.probe_batch`)
+    instead of the net: targets that a race net learns the end of the race
+    from.  The table's size and checksum are recorded with the values."""
     if not isinstance(plies, (int, np.integer)) or not 1 <= plies <= 3:
         raise BgfastError("plies must be 1, 2 or 3")
-    return _label_run(positions, {"values": "net", "plies": int(plies)}, _value_block,
-                      int(plies), out, resume=resume, jobs=jobs, limit=limit,
+    fields = {"values": "net", "plies": int(plies)}
+    if race_table is not None:
+        race_table = os.path.abspath(os.fspath(race_table))
+        fields["race_table"] = race_table_fields(race_table)
+    return _label_run(positions, fields, _value_block,
+                      (int(plies), race_table), out, resume=resume, jobs=jobs, limit=limit,
                       shard_size=shard_size, block_size=block_size,
                       checkpoint_seconds=checkpoint_seconds, progress=progress)
 

@@ -246,6 +246,69 @@ def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, r
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and not (tmp_path / "X").exists()
 
 
+@pytest.fixture(scope="module")
+def race_table(tmp_path_factory):
+    """A one-sided 8-point 15-checker table (the races of the sample that it
+    holds are valued by its convolution)."""
+    from bgfast import bearoff
+
+    path = tmp_path_factory.mktemp("os") / "os8.bgb"
+    bearoff.build_one_sided(8, 15, path)
+    return path
+
+
+def test_values_with_a_race_table(tmp_path, run, race_table):
+    from bgfast import bearoff
+    from bgfast import net as netmod
+
+    races = td.sample_positions(200, seed=6, players=QUICK, jobs=1, classes=["race"])
+    boards = races.boards
+    table = bearoff.open(race_table)
+    probe = table.probe_batch(boards)
+    home = (boards[:, :, 6:].sum(axis=2) == 0).all(axis=1)
+    inside = probe["inside"] & ~home
+    assert inside.sum() >= 10 and (~probe["inside"]).sum() >= 20 and home.sum() >= 5
+    out = tmp_path / "T"
+    r = td.label_values(races, 1, out, race_table=race_table, jobs=2, shard_size=64,
+                        block_size=16)
+    assert r["positions"] == 200
+    lab = td.load_labels(out)
+    want = netmod.default_net().evaluate_plies(boards, 1)
+    # inside the table (not bear-offs): its convolution; elsewhere the net's look-ahead
+    assert lab.probs[inside].tobytes() == probe["probs"][inside].tobytes()
+    assert lab.probs[~inside].tobytes() == want[~inside].tobytes()
+    assert (lab.probs[inside] != want[inside]).any()
+    assert lab.meta["settings"] == {"values": "net", "plies": 1, "race_table": {
+        "points": 8, "checkers": 15, "crc": table.data_crc}}
+    # resumed from part way: the same files; without the table: another setting
+    part = tmp_path / "TP"
+    td.label_values(races, 1, part, race_table=race_table, jobs=1, shard_size=64, limit=100)
+    td.label_values(races, 1, part, race_table=race_table, jobs=1, shard_size=64, resume=True)
+    for f in sorted(out.iterdir()):
+        assert (part / f.name).read_bytes() == f.read_bytes(), f.name
+    with pytest.raises(DatabaseError, match="settings"):
+        td.label_values(races, 1, part, jobs=1, shard_size=64, resume=True)
+    # the command, and the tables it refuses
+    p = tmp_path / "races.bgtd"
+    td.save_positions(races, p)
+    r = run("data", "values", p, "-o", tmp_path / "C", "--plies", 1, "--race-table", race_table,
+            "-j", 1, "--json")
+    assert r.exit_code == 0, r.output
+    assert td.load_labels(tmp_path / "C").probs.tobytes() == lab.probs.tobytes()
+    r = run("data", "values", p, "-o", tmp_path / "D", "--race-table", tmp_path / "none.bgb")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and not (tmp_path / "D").exists()
+    small = tmp_path / "os4.bgb"
+    bearoff.build_one_sided(4, 8, small)
+    r = run("data", "values", p, "-o", tmp_path / "E", "--race-table", small)
+    assert r.exit_code == 2 and "not a one-sided 15-checker table" in r.stderr
+    assert r.stderr.count("\n") == 1
+    bad = tmp_path / "bad.bgb"
+    bad.write_bytes(race_table.read_bytes()[:1000])
+    r = run("data", "values", p, "-o", tmp_path / "F", "--race-table", bad)
+    assert r.exit_code == 2 and "truncated" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "E").exists() and not (tmp_path / "F").exists()
+
+
 def test_gnubg_as_a_source(gnubg_nn):
     ps = td.sample_positions(40, seed=2, players="gnubg=1,net=1", jobs=1)
     assert ps.source_counts() == {"gnubg": 20, "net": 20}

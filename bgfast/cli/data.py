@@ -150,12 +150,15 @@ def _fill_labels(positions_file, output, limit, classes, as_json, done: str, wor
               help="The labels directory (shard-NNNNNN.bgtd files).")
 @click.option("--plies", type=click.IntRange(1, 3), default=1, show_default=True,
               help="Look-ahead of the values.")
+@click.option("--race-table", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A one-sided 15-checker table (bgfast bearoff build --one-sided P, or "
+                   "gnubg's): the races inside it that are not bear-offs get its values.")
 @_class_option("Value only the positions of this class (repeatable; default all).")
 @resumable_options("values", "Value only the first LIMIT positions.")
 @click.option("--shard-size", type=click.IntRange(1), default=4096, show_default=True,
               help="Positions per shard file.")
 @json_option("Print the summary as JSON.")
-def values(positions_file, output, plies, classes, resume, limit, jobs, shard_size,
+def values(positions_file, output, plies, race_table, classes, resume, limit, jobs, shard_size,
            checkpoint_seconds, as_json):
     """Label the positions of POSITIONS with the net's own n-ply values (the
     net of $BGFAST_NET, else the shipped one) into the directory OUTPUT, as
@@ -164,6 +167,7 @@ def values(positions_file, output, plies, classes, resume, limit, jobs, shard_si
     from ..traindata import label_values
 
     _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {plies} ply",
-                 lambda ps, bar: label_values(ps, plies, output, resume=resume, jobs=jobs,
+                 lambda ps, bar: label_values(ps, plies, output, race_table=race_table,
+                                              resume=resume, jobs=jobs,
                                               limit=limit, shard_size=shard_size,
                                               checkpoint_seconds=checkpoint_seconds, progress=bar))
