@@ -25,6 +25,8 @@ TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rou
 FOUR_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
 #: round 6, with a crashed net (ROUNDS=6 tools/contact-net.sh)
 ROUND_SIX = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-6.npz")
+#: round 8, the race net before the race table (ROUNDS=8 tools/contact-net.sh)
+ROUND_EIGHT = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-8.npz")
 #: round 5 with 256 hidden units (HIDDEN=256 ROUNDS=5 tools/contact-net.sh)
 WIDE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "wide-256.npz")
 
@@ -238,7 +240,9 @@ def test_bad_group_names_are_refused():
 #:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
     (None, (ALL, 0, ALL), (256, 128, 256),
-     "0566caa18c2c3d117fd0afb3bafba9e89af62e16e33880c270682b99347504ba"),  # shipped
+     "513e7e5801dcaee189e3ff4793729e34f8458df3be2861a8e28e87a2fbd78d8d"),  # shipped
+    (ROUND_EIGHT, (ALL, 0, ALL), (256, 128, 256),
+     "0566caa18c2c3d117fd0afb3bafba9e89af62e16e33880c270682b99347504ba"),
     (ROUND_SIX, (ALL, 0, ALL), (256, 128, 256),
      "7ea1c1e0d6b65a1ee585b9bb4584fc32185793c4b213f7e592ec5232f74d0500"),
     (TD_NET, (0, 0), (128, 128), "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
@@ -251,12 +255,13 @@ _PINNED_NETS = [
 
 
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
-                         ids=["shipped", "round-6", "td-net", "two-rounds", "four-rounds",
+                         ids=["shipped", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
                               "wide-256"])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     """The outputs of the shipped net (256 units; a crashed net; every
     feature group in its contact and crashed nets, none in its race net),
-    of round 6's net (its crashed net before round 7), of the TD-trained
+    of round 8's net (the same contact and crashed nets, the race net before
+    the race table's values), of round 6's net (its crashed net before round 7), of the TD-trained
     net (no group), of the two- and four-round nets and of the 256-unit net
     without a crashed net on seeded boards, bit for bit
     (sha256 of the float64 outputs): a change to the kernel's arithmetic

@@ -428,8 +428,8 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "9"}, "ROUNDS must be 2, 3, 4, 5, 6, 7 or 8"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 8 only"),
+    ({"ROUNDS": "10"}, "ROUNDS must be 2, 3, 4, 5, 6, 7, 8 or 9"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 9 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -23,26 +23,34 @@
 #      (data/training/crashed-1.bgtd) added;
 #   8. the contact and crashed nets trained again towards round 7's 2-ply
 #      values on all eight position files (data/training/selfplay-6.bgtd,
-#      200,000 positions of round 7's self-play, added).
-# The race net is that of step 0.  Deterministic: the same bits every run
-# with the same build (docs/training.md#reproducing-the-shipped-file), about
-# five hours on two free cores.  Each step's output stays in WORK, and a
+#      200,000 positions of round 7's self-play, added);
+#   9. the race net (that of step 0 until then) trained towards the values
+#      of the 10-point race table (bgfast bearoff build --one-sided 10) for
+#      the races it holds, and round 8's 2-ply values for the others, on the
+#      race positions of ten files (data/race/race-2.bgtd, 400,000 races of
+#      round 8's self-play, and data/training/selfplay-7.bgtd added): at a
+#      learning rate of 1e-3 without, then with race-2, then at 1e-4; then
+#      once more at 1e-4 towards the 2-ply values of that net
+#      (docs/training.md#the-race-net-from-a-race-table).
+# Deterministic: the same bits every run with the same build
+# (docs/training.md#reproducing-the-shipped-file), about five hours on two
+# free cores.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2, 3, 4, 5, 6 or 7 stops early (docs/training.md#further-rounds);
+# ROUNDS=2, 3, 4, 5, 6, 7 or 8 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6, 7 and 8 (the default) use 256.
-# Usage: [ROUNDS=2|3|4|5|6|7|8] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6, 7, 8 and 9 (the default) use 256.
+# Usage: [ROUNDS=2|3|4|5|6|7|8|9] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-8}"
+ROUNDS="${ROUNDS:-9}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7 or 8" >&2; exit 2 ;;
+    6|7|8|9) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7, 8 or 9" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 8 only (ROUNDS=5, 6, 7 or 8)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 9 only (ROUNDS=5, 6, 7, 8 or 9)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -81,6 +89,25 @@ round_values() {
         [ "$f" = training ] && src=data/training/positions.bgtd
         values "$WORK/v$r-$f" "$src"
         RV="$RV $WORK/v$r-$f"
+    done
+}
+
+# race_values P: the 2-ply values of $BGFAST_NET of the race positions of ten files, the
+# races of the 10-point race table valued by it, in $WORK/P-NAME; RV lists the ten
+# directories in the order a training reads them, RV_OLD the nine without data/race/race-2.bgtd
+race_values() {
+    RV=""
+    RV_OLD=""
+    for f in race/race-2 training/selfplay-7 race/positions training/positions \
+            training/selfplay-1 training/selfplay-2 training/selfplay-3 training/selfplay-4 \
+            training/selfplay-5 training/selfplay-6; do
+        d="$WORK/$1-$(echo "$f" | tr / -)"
+        RESUME=""
+        [ -d "$d" ] && RESUME="--resume"
+        once "$d.done" python -m bgfast data values "data/$f.bgtd" -o "$d" --plies 2 --class race \
+            --race-table "$WORK/os10.bgb" $RESUME
+        RV="$RV $d"
+        [ "$f" = race/race-2 ] || RV_OLD="$RV_OLD $d"
     done
 }
 
@@ -145,13 +172,34 @@ if [ "$ROUNDS" -ge 5 ]; then
                 --class crashed --lr 3e-4 --epochs 300 --patience 10 --quiet --resume
             LAST="$WORK/round7-h$HIDDEN.npz"
         fi
-        if [ "$ROUNDS" = 8 ]; then
+        if [ "$ROUNDS" -ge 8 ]; then
             export BGFAST_NET="$LAST"
             round_values 8 selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 training \
                 selfplay-1 selfplay-2
             once "$WORK/round8-h$HIDDEN.done" python -m bgfast train supervised $RV \
                 -o "$WORK/round8-h$HIDDEN.npz" --init "$LAST" --lr 1e-4 $FIT --resume
             LAST="$WORK/round8-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" = 9 ]; then
+            once "$WORK/os10.done" python -m bgfast bearoff build --one-sided 10 \
+                -o "$WORK/os10.bgb" --quiet
+            export BGFAST_NET="$LAST"
+            race_values r9
+            RACE="--class race --keep-shape --quiet --resume"
+            once "$WORK/race1-h$HIDDEN.done" python -m bgfast train supervised $RV_OLD \
+                -o "$WORK/race1-h$HIDDEN.npz" --init "$LAST" --lr 1e-3 --epochs 30 --patience 4 $RACE
+            once "$WORK/race2-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/race2-h$HIDDEN.npz" --init "$WORK/race1-h$HIDDEN.npz" --lr 1e-3 \
+                --epochs 30 --patience 5 $RACE
+            once "$WORK/race3-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/race3-h$HIDDEN.npz" --init "$WORK/race2-h$HIDDEN.npz" --lr 1e-4 \
+                --epochs 10 --patience 3 $RACE
+            export BGFAST_NET="$WORK/race3-h$HIDDEN.npz"
+            race_values r9b
+            once "$WORK/round9-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round9-h$HIDDEN.npz" --init "$WORK/race3-h$HIDDEN.npz" --lr 1e-4 \
+                --epochs 20 --patience 4 $RACE
+            LAST="$WORK/round9-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
