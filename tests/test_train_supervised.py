@@ -436,7 +436,15 @@ def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, e
     import subprocess
 
     script = Path(__file__).resolve().parents[1] / "tools" / "contact-net.sh"
+    # a python on PATH that fails at once: a script that let the settings
+    # through fails fast here instead of starting hours of training
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text("#!/bin/sh\nexit 3\n")
+    (fake / "python").chmod(0o755)
+    path = f"{fake}{os.pathsep}{os.environ.get('PATH', '')}"
     r = subprocess.run(["sh", str(script), str(tmp_path / "out.npz"), str(tmp_path / "work")],
-                       env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+                       env={**os.environ, **env, "PATH": path}, capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 2 and message in r.stderr
     assert not (tmp_path / "work").exists() and not (tmp_path / "out.npz").exists()
