@@ -720,11 +720,13 @@ def _value_block(block, args) -> tuple:
     plies, table = args
     _start, keys = block
     boards = np.ascontiguousarray(unpack(keys))
-    p = default_net().evaluate_plies(boards, plies)
-    if table is not None:
+    if table is None:
+        p = default_net().evaluate_plies(boards, plies)
+    else:
         r = _race_table(table).probe_batch(boards)
-        inside = r["inside"] & ~(boards[:, :, 6:].sum(axis=2) == 0).all(axis=1)
-        p[inside] = r["probs"][inside]
+        inside = r["inside"] & (classify_boards(boards) != PositionClass.BEAROFF)
+        p = r["probs"]
+        p[~inside] = default_net().evaluate_plies(np.ascontiguousarray(boards[~inside]), plies)
     n = p.shape[0]
     return (np.concatenate([p, equity(p)[:, None]], axis=1), np.zeros((n, 6)),
             np.zeros(n, dtype=np.int32), np.zeros(n))
