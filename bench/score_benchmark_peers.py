@@ -1,17 +1,22 @@
 """bgfast, pubeval, gnubg (gnubg-nn) and bgsage on a benchmark database.
 
-    python bench/score_benchmark_peers.py [DIR] [--markdown]
+    python bench/score_benchmark_peers.py [DIR] [--markdown] [--net LABEL=WEIGHTS ...]
+    BGFAST_NET=data/net/td-net.npz python bench/score_benchmark_peers.py DIR --extend
 
 DIR is a directory of ``bgfast benchmark build`` (default: the shipped
 ``data/benchmark``).  Each chooser's error rate (mean equity lost per
 decision against the rollout best, x1000) with its standard error, the share
-of decisions where it picks the rollout's best play and the plays outside
-the rolled-out candidates, per set.  bgfast and pubeval are scored by
-:func:`bgfast.benchmark.score_evaluator`; gnubg 0/1-ply (gnubg-nn) and
-bgsage's raw net and 1-ply look-ahead (bgsage) by
-:func:`bgfast.benchmark.score` with their duel players
+of decisions where it picks the rollout's best play and the plays that were
+not rolled out, per set.  bgfast's nets (``--net``, repeatable; default the
+shipped net) at 0, 1 and 2 plies and pubeval choose through
+:func:`bgfast.benchmark.evaluator_choices`; gnubg 0/1-ply (gnubg-nn) and
+bgsage's raw net and 1-ply look-ahead (bgsage) through
+:func:`bgfast.benchmark.choices` with their duel players
 (:func:`bgfast.duel.get_player`) as choosers, each skipped when its package
-is not installed.
+is not installed.  ``--extend`` first rolls out every chooser's plays that
+are not rolled out yet (:func:`bgfast.benchmark.extend`, kept in the
+directory), so that all are scored against the same, larger reference; the
+rollouts play ``$BGFAST_NET``'s net, which must be the reference's.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bgfast import benchmark as bm  # noqa: E402
 from bgfast.duel import bgsage_available, get_player, gnubg_available  # noqa: E402
+from bgfast.net import NetEvaluator, default_weights_path  # noqa: E402
 
 DEFAULT = os.path.join(os.path.dirname(__file__), "..", "data", "benchmark")
 
@@ -42,13 +48,15 @@ PEERS = (("gnubg 0-ply (gnubg-nn)", "gnubg", gnubg_available),
          ("bgsage 1-ply look-ahead", "bgsage@1", bgsage_available))
 
 
-def choices(db):
-    """``(name, chosen keys, seconds)`` for every chooser."""
+def choices(db, nets, plies=(0, 1, 2)):
+    """``(name, chosen keys, seconds)`` for every chooser; ``nets``: ``(label,
+    weights file)`` of bgfast's nets."""
     out = []
-    for name, ev, plies in (("bgfast net 0-ply", "net", 0), ("bgfast net 1-ply", "net", 1),
-                            ("bgfast net 2-ply", "net", 2), ("pubeval", "pubeval", 0)):
+    evaluators = [(f"{label} {n}-ply", NetEvaluator(path), n) for label, path in nets
+                  for n in plies] + [("pubeval", "pubeval", 0)]
+    for name, ev, n in evaluators:
         t = time.monotonic()
-        out.append((name, bm.evaluator_choices(db, ev, plies), time.monotonic() - t))
+        out.append((name, bm.evaluator_choices(db, ev, n), time.monotonic() - t))
     for name, player, available in PEERS:
         if not available():
             print(f"{name}: its package is not installed, skipped", file=sys.stderr)
@@ -71,17 +79,31 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("directory", nargs="?", default=DEFAULT)
     ap.add_argument("--markdown", action="store_true", help="A markdown table.")
+    ap.add_argument("--net", action="append", metavar="LABEL=WEIGHTS", default=[],
+                    help="A bgfast net to score (repeatable) [default: bgfast net=the shipped net].")
+    ap.add_argument("--plies", default="0,1,2", help="The nets' search depths [default: 0,1,2].")
+    ap.add_argument("--extend", action="store_true",
+                    help="Roll out every chooser's plays that are not rolled out yet, then score.")
+    ap.add_argument("-j", "--jobs", type=int, default=None, help="Processes for --extend.")
     args = ap.parse_args()
+    nets = [tuple(x.split("=", 1)) for x in args.net] or [("bgfast net", str(default_weights_path()))]
+    if any(len(x) != 2 for x in nets):
+        ap.error("--net takes LABEL=WEIGHTS")
     db = bm.load(args.directory)
     sets = [s for s in bm.SETS if db.class_counts()[s]]
-    picks = choices(db)
+    picks = choices(db, nets, tuple(int(x) for x in args.plies.split(",")))
+    if args.extend:
+        for name, keys, _t in picks:
+            r = bm.extend(args.directory, keys, jobs=args.jobs)
+            print(f"{name}: {r['rolled_out']} plays rolled out ({r['seconds']} s)", file=sys.stderr)
+        db = bm.load(args.directory)
     res = [(name, bm.summarize(db, *bm.losses(db, keys), sets), t) for name, keys, t in picks]
     loss = {name: bm.losses(db, keys)[0] for name, keys, _t in picks}
     s = db.meta["settings"]
     print(f"{args.directory}: {db.class_counts()} decisions; reference: {s['trials']} trials, "
           f"truncate {s['truncate']}, policy {s['policy']}, variance reduction "
           f"{s['variance_reduction']}; margin {db.meta['margin']}, at most "
-          f"{db.meta['max_candidates']} candidates")
+          f"{db.meta['max_candidates']} candidates; {int(db.extra.sum())} extra plays")
     if args.markdown:
         print("| chooser | " + " | ".join(f"{x} error (mE) | {x} best" for x in sets) + " |")
         print("|---|" + "---:|---:|" * len(sets))
@@ -90,15 +112,15 @@ def main():
                                for x in sets)
             print(f"| {name} | {cells} |")
         for name, sc, t in res:
-            print(f"{name}: plays outside the candidates " + ", ".join(
+            print(f"{name}: plays not rolled out " + ", ".join(
                 f"{x} {sc[x].outside}" for x in sets) + f" [{t:.1f} s]")
     else:
         for name, sc, t in res:
             cells = "  ".join(f"{x} {sc[x].error:6.2f} ± {sc[x].se:5.2f} ({100 * sc[x].best:4.1f}% "
                               f"best, {sc[x].outside} outside)" for x in sets)
             print(f"{name:<26} {cells}  [{t:.1f} s]")
-    for a, b in (("bgfast net 0-ply", "gnubg 0-ply (gnubg-nn)"),
-                 ("bgfast net 1-ply", "gnubg 1-ply (gnubg-nn)")):
+    for a, b in [(f"{label} {n}-ply", f"gnubg {n}-ply (gnubg-nn)") for label, _p in nets
+                 for n in (0, 1)]:
         if a in loss and b in loss:
             d = paired(db, loss[a], loss[b], sets)
             print(f"paired, {a} minus {b}: " + ", ".join(

@@ -30,10 +30,20 @@ reference.  The builder is the labeller's resumable shard engine
 (:func:`bgfast.traindata.run_shards`): bit-identical for any job count, and
 a resumed build equals an uninterrupted one.
 
+**Extra plays** (:func:`extend`): a chooser's plays that are not
+candidates can be rolled out afterwards, each alone with the reference
+settings, net and seed of its decision: the dice of a rollout depend on the
+seed and the trial only, so an extra play sees the same dice as the
+candidates (common dice) and gets the very bits it would have got among
+them.  They are kept in ``extras.bgtd``, in the order of their decision and
+key, so the file does not depend on the order in which choosers added them.
+The reference best is then the best of the candidates and the extra plays.
+
 **Score** (:func:`score`): the equity a chooser loses per decision against
-the reference best, ``best - equity(chosen)``; a play outside the
-candidates is charged the loss of the worst candidate (a lower bound: it was
-more than ``margin`` below the best at 0 ply), and counted.  Reported per
+the reference best, ``best - equity(chosen)``; a play that was not rolled
+out (neither a candidate nor an extra play) is charged the loss of the worst
+candidate (a lower bound: it was more than ``margin`` below the best at 0
+ply), and counted.  Reported per
 set, x1000 (gnubg's benchmark error rate), with its standard error over the
 decisions and the share of decisions where the chooser takes the reference
 best.
@@ -46,8 +56,12 @@ and shards ``shard-NNNNNN.bgtd`` (kind ``benchmark``, one row a decision):
 zero past ``count``), ``eq0 f8[N, C]`` (the net's 0-ply equity), ``equity``
 and ``stderr f8[N, C]`` (the rollout's; NaN past ``count``), ``games
 i4[N]``; meta: the rollout settings, margin, bounds, the decisions' digest,
-the net's checksum.  The format is :mod:`bgfast.traindata`'s, checksummed:
-a damaged file raises :class:`bgfast.errors.DatabaseError`.
+the net's checksum.  ``extras.bgtd`` (kind ``benchmark-extras``, one row an
+extra play): ``index i8[M]`` (its decision), ``cand u1[M, 10]``, ``equity``
+and ``stderr f8[M]``, ``games i4[M]``; meta: the settings, the decisions'
+digest and the net's checksum, which must be the shards'.  The format is
+:mod:`bgfast.traindata`'s, checksummed: a damaged file raises
+:class:`bgfast.errors.DatabaseError`.
 """
 from __future__ import annotations
 
@@ -71,7 +85,8 @@ from .traindata import (CLASSES, DEFAULT_PLAYERS as TRAINING_PLAYERS, KeyedRows,
 __all__ = ["SETS", "MARGIN", "MIN_CANDIDATES", "MAX_CANDIDATES", "REFERENCE_SETTINGS",
            "DEFAULT_SEED", "DEFAULT_PLAYERS", "default_players", "DECISIONS", "Decisions",
            "Benchmark", "SetScore",
-           "select_decisions", "save_decisions", "load_decisions", "build", "load", "score",
+           "select_decisions", "save_decisions", "load_decisions", "build", "extend",
+           "require_reference_net", "load", "score",
            "score_evaluator", "evaluator_chooser", "chosen_key", "choices", "evaluator_choices",
            "losses", "summarize"]
 
@@ -88,9 +103,12 @@ DEFAULT_SEED = 21
 #: The self-play players that find the positions (gnubg through the optional gnubg-nn).
 DEFAULT_PLAYERS = {**TRAINING_PLAYERS, "gnubg": 10}
 DECISIONS = "decisions.bgtd"
+EXTRAS = "extras.bgtd"
 _ARRAYS = ("index", "key", "cls", "dice", "count", "cand", "eq0", "equity", "stderr", "games")
 _IDENTITY = ("settings", "decisions", "margin", "min_candidates", "max_candidates", "net",
              "shard_size")
+_EXTRA_ARRAYS = ("index", "cand", "equity", "stderr", "games")
+_EXTRA_IDENTITY = ("settings", "decisions", "net")
 
 
 def default_players() -> dict:
@@ -348,6 +366,115 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
             "out": str(out)}
 
 
+def _extra_block(block, args) -> tuple:
+    """Roll out extra plays alone, each with the seed of its decision:
+    ``(equity, stderr, games)``."""
+    from .rollout import _results, _rollout_boards
+
+    index, cand = block
+    s = RolloutSettings(**args)
+    n = index.shape[0]
+    eq, se, games = np.empty(n), np.empty(n), np.zeros(n, dtype=np.int32)
+    for j, board in enumerate(unpack(cand)):
+        sj = replace(s, seed=position_seed(s.seed, int(index[j])))
+        b = np.ascontiguousarray(board[None])
+        r = _results(b, _rollout_boards(b, sj), sj, flip=True)[0]
+        eq[j], se[j], games[j] = r.equity, r.stderr["equity"], r.games
+    return eq, se, games
+
+
+def _legal_results(db: Benchmark, rows: np.ndarray) -> list:
+    """The keys (as bytes) of the legal plays' results of decisions ``rows``."""
+    from .movegen import legal_plays_batch
+
+    offsets, res = legal_plays_batch(db.boards[rows], db.dice[rows].astype(np.int64))
+    keys = pack(res) if len(res) else np.zeros((0, 10), np.uint8)
+    return [{bytes(k) for k in keys[offsets[i]:offsets[i + 1]]} for i in range(rows.size)]
+
+
+def require_reference_net(db: Benchmark, where="the benchmark") -> None:
+    """Raise :class:`BgfastError` unless this process's net ``net`` is the
+    one that rolled out ``db``'s reference (what :func:`extend` needs)."""
+    from .net import WEIGHTS_ENV
+
+    net = _net_checksum()
+    if db.meta.get("net") != net:
+        raise BgfastError(f"the reference of {os.fspath(where)} was rolled out with the net of "
+                          f"checksum {str(db.meta.get('net'))[:16]}..., not this process's "
+                          f"({net[:16]}...): set ${WEIGHTS_ENV} to its weights")
+
+
+def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
+           checkpoint_seconds: float = 60.0, progress: Callable | None = None) -> dict:
+    """Roll out the plays ``chosen`` (keys ``uint8[N, 10]``, one per
+    decision of the benchmark in ``directory``, as :func:`choices` gives
+    them) that are neither candidates nor extra plays yet, and add them to
+    its ``extras.bgtd`` (see the module).  The rollouts use the reference's
+    settings and this process's net ``net``, which must be the reference's
+    (``$BGFAST_NET``); ``jobs`` processes, written at least every
+    ``checkpoint_seconds`` and when the run stops, so that an interrupted
+    run loses at most that much (run it again to finish).
+    ``progress(done, total)`` follows the rollouts.  Returns a summary."""
+    import time
+
+    from ._workers import ordered_map
+    from .traindata import _jobs
+
+    d = Path(directory)
+    db = load(d)
+    chosen = np.asarray(chosen)
+    if chosen.dtype != np.uint8 or chosen.shape != (len(db), 10):
+        raise BgfastError(f"chosen must be uint8[{len(db)}, 10], the key of one play a decision")
+    if checkpoint_seconds <= 0 or block_size < 1:
+        raise BgfastError("checkpoint_seconds and block_size must be positive")
+    jobs = _jobs(jobs)
+    require_reference_net(db, d)
+    rows = np.flatnonzero(~(db.rolled_out() & (db.cand == chosen[:, None, :]).all(axis=2)).any(axis=1))
+    legal = _legal_results(db, rows)
+    for i, ok in zip(rows, legal):
+        if bytes(chosen[i]) not in ok:
+            raise BgfastError(f"chosen[{i}] is not the result of a legal play of decision {i}")
+    meta = {k: db.meta[k] for k in _EXTRA_IDENTITY}
+    path = d / EXTRAS
+    old = _read_extras(path, db.meta) if path.exists() else {
+        "index": np.zeros(0, np.int64), "cand": np.zeros((0, 10), np.uint8),
+        "equity": np.zeros(0), "stderr": np.zeros(0), "games": np.zeros(0, np.int32)}
+    new = {k: [] for k in _EXTRA_ARRAYS}
+
+    def write():
+        a = {k: np.concatenate([old[k], np.concatenate(new[k]) if new[k] else old[k][:0]])
+             for k in _EXTRA_ARRAYS}
+        order = np.lexsort(tuple(a["cand"][:, j] for j in range(9, -1, -1)) + (a["index"],))
+        _write(path, "benchmark-extras", {k: a[k][order] for k in _EXTRA_ARRAYS}, meta)
+
+    t0 = last = time.monotonic()
+    args = {**{k: v for k, v in RolloutSettings(**db.meta["settings"]).to_dict().items()
+               if k != "cube"}, "jobs": 1, "backend": "serial"}
+    blocks = [(rows[a:a + block_size].astype(np.int64), chosen[rows[a:a + block_size]])
+              for a in range(0, rows.size, block_size)]
+    done, fresh = 0, False
+    if progress:
+        progress(0, rows.size)
+    stream = ordered_map(_extra_block, iter(blocks), args, jobs)
+    try:
+        for (index, cand), (eq, se, games) in zip(blocks, stream):
+            for k, v in zip(_EXTRA_ARRAYS, (index, cand, eq, se, games)):
+                new[k].append(v)
+            done += index.size
+            fresh = True
+            if time.monotonic() - last >= checkpoint_seconds:
+                write()
+                fresh, last = False, time.monotonic()
+            if progress:
+                progress(done, rows.size)
+    finally:
+        stream.close()
+        if fresh:
+            write()
+    return {"decisions": len(db), "rolled_out": done, "extras": int(old["index"].size) + done,
+            "seconds": round(time.monotonic() - t0, 1), "out": str(d)}
+
+
 # ---------------------------------------------------------------------------
 # loading and scoring
 # ---------------------------------------------------------------------------
@@ -367,12 +494,24 @@ class Benchmark(KeyedRows):
     stderr: np.ndarray
     games: np.ndarray
     meta: dict = field(default_factory=dict)
+    #: Extra plays per decision (:func:`extend`): columns ``count ..
+    #: count + extra - 1`` of ``cand``, ``equity`` and ``stderr`` (``eq0`` NaN).
+    extra: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.extra is None:
+            self.extra = np.zeros(self.count.shape[0], dtype=np.int64)
 
     def subset(self, rows) -> "Benchmark":
         rows = np.asarray(rows)
         return Benchmark(self.keys[rows], self.classes[rows], self.dice[rows], self.count[rows],
                          self.cand[rows], self.eq0[rows], self.equity[rows], self.stderr[rows],
-                         self.games[rows], self.meta)
+                         self.games[rows], self.meta, self.extra[rows])
+
+    def rolled_out(self) -> np.ndarray:
+        """``bool[N, C]``: the columns that hold a rolled-out play (candidates and extras)."""
+        c = np.arange(self.cand.shape[1])[None, :]
+        return c < (self.count.astype(np.int64) + self.extra)[:, None]
 
 
 def load(directory, *, partial: bool = True) -> Benchmark:
@@ -392,9 +531,52 @@ def load(directory, *, partial: bool = True) -> Benchmark:
     if n > len(dec) or rows["cand"].shape[1:] != (c, 10) or (
             rows["key"].reshape(-1, 10) != dec.keys[:n]).any():
         raise DatabaseError(f"{os.fspath(directory)}: the shards do not match {DECISIONS}")
-    return Benchmark(rows["key"].reshape(-1, 10), rows["cls"], rows["dice"].reshape(-1, 2),
-                     rows["count"], rows["cand"], rows["eq0"], rows["equity"], rows["stderr"],
-                     rows["games"], {**meta, "decisions_meta": dec.meta})
+    db = Benchmark(rows["key"].reshape(-1, 10), rows["cls"], rows["dice"].reshape(-1, 2),
+                   rows["count"], rows["cand"], rows["eq0"], rows["equity"], rows["stderr"],
+                   rows["games"], {**meta, "decisions_meta": dec.meta})
+    if (d / EXTRAS).exists():
+        _add_extras(db, _read_extras(d / EXTRAS, meta))
+    return db
+
+
+def _read_extras(path, meta: dict) -> dict:
+    """The arrays of an extras file, checked against the shards' ``meta``."""
+    arrays, emeta = _read(path, "benchmark-extras")
+    _require(arrays, _EXTRA_ARRAYS, path)
+    for k in _EXTRA_IDENTITY:
+        if emeta.get(k) != meta.get(k):
+            raise DatabaseError(f"{os.fspath(path)} does not belong with the shards: its {k} differs")
+    a = {k: np.asarray(arrays[k]) for k in _EXTRA_ARRAYS}
+    a["cand"] = a["cand"].reshape(-1, 10)
+    m = a["index"].shape[0]
+    if any(a[k].shape[0] != m for k in _EXTRA_ARRAYS) or (m and (a["index"] < 0).any()):
+        raise DatabaseError(f"{os.fspath(path)}: its arrays do not match")
+    return a
+
+
+def _add_extras(db: Benchmark, a: dict) -> None:
+    """Put the extra plays ``a`` (of decisions that ``db`` holds) after each
+    decision's candidates, widening the arrays as needed."""
+    keep = a["index"] < len(db)
+    idx = a["index"][keep]
+    if not idx.size:
+        return
+    per = np.bincount(idx, minlength=len(db))
+    width = int((db.count.astype(np.int64) + per).max())
+    if width > db.cand.shape[1]:
+        grow = width - db.cand.shape[1]
+        db.cand = np.concatenate([db.cand, np.zeros((len(db), grow, 10), np.uint8)], axis=1)
+        pad = np.full((len(db), grow), np.nan)
+        db.eq0, db.equity, db.stderr = (np.concatenate([x, pad], axis=1)
+                                        for x in (db.eq0, db.equity, db.stderr))
+    order = np.argsort(idx, kind="stable")
+    idx = idx[order]
+    first = np.searchsorted(idx, idx)          # rank within the decision
+    col = db.count.astype(np.int64)[idx] + np.arange(idx.size) - first
+    db.cand[idx, col] = a["cand"][keep][order]
+    db.equity[idx, col] = a["equity"][keep][order]
+    db.stderr[idx, col] = a["stderr"][keep][order]
+    db.extra = per.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -402,7 +584,7 @@ class SetScore:
     """A chooser's score on one set: ``decisions``, ``error`` (mean equity
     lost per decision x1000) and its standard error ``se``, ``best`` (share
     of decisions where it takes the reference best), ``outside`` (decisions
-    where its play is not a candidate)."""
+    where its play was not rolled out)."""
 
     set: str
     decisions: int
@@ -430,14 +612,15 @@ def chosen_key(choice) -> np.ndarray:
 
 def losses(db: Benchmark, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per decision of ``db``: the equity lost by the plays ``chosen`` (keys
-    ``uint8[N, 10]``, see :func:`choices`) against the reference best, and
-    whether each is outside the candidates (then charged the worst
-    candidate's loss)."""
+    ``uint8[N, 10]``, see :func:`choices`) against the reference best (of
+    the candidates and the extra plays), and whether each was not rolled out
+    (then charged the worst candidate's loss)."""
     c = db.cand.shape[1]
-    valid = np.arange(c)[None, :] < db.count[:, None].astype(np.int64)
+    valid = db.rolled_out()
     eq = np.where(valid, db.equity, np.nan)
     best = np.nanmax(eq, axis=1)
-    worst = np.nanmin(eq, axis=1)
+    cands = np.arange(c)[None, :] < db.count[:, None].astype(np.int64)
+    worst = np.nanmin(np.where(cands, db.equity, np.nan), axis=1)
     match = valid & (db.cand == chosen[:, None, :]).all(axis=2)
     inside = match.any(axis=1)
     got = np.where(inside, np.nanmax(np.where(match, eq, np.nan), axis=1, initial=-np.inf), worst)

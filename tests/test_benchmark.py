@@ -247,6 +247,116 @@ def test_the_evaluator_score_is_the_score_of_its_chooser(db):
 
 
 # ---------------------------------------------------------------------------
+# extra plays
+# ---------------------------------------------------------------------------
+
+def _outside_plays(db, last: bool):
+    """Per decision: a legal play that is not a candidate (the first or the
+    last of the generated order), else the best candidate."""
+    plays, keys = [], np.zeros((len(db), 10), np.uint8)
+    for i, board in enumerate(db.boards):
+        cands = {bytes(c) for c in db.cand[i, :db.count[i]]}
+        ps = [p for p in legal_plays(Position(board), *(int(x) for x in db.dice[i]))
+              if bytes(pack(p.position.board[None])[0]) not in cands]
+        play = (ps[-1] if last else ps[0]) if ps else None
+        plays.append(play)
+        keys[i] = pack(play.position.board[None])[0] if play else db.cand[i, 0]
+    return plays, keys
+
+
+def test_an_extra_play_gets_the_bits_it_would_get_among_the_candidates(built, tmp_path):
+    d = _copy(built[0], tmp_path / "x")
+    db = bm.load(d)
+    plays, keys = _outside_plays(db, last=True)
+    before = bm.losses(db, keys)
+    assert before[1].sum() == sum(p is not None for p in plays) >= 6
+    r = bm.extend(d, keys, jobs=2)
+    assert r["rolled_out"] == r["extras"] == before[1].sum()
+    ext = bm.load(d)
+    assert ext.extra.tolist() == [int(p is not None) for p in plays]
+    for i, play in enumerate(plays):
+        k = int(ext.count[i])
+        assert (ext.cand[i, :k] == db.cand[i, :k]).all() and (ext.equity[i, :k] == db.equity[i, :k]).all()
+        if play is None:
+            continue
+        # the common-dice rollout of every legal play, with the decision's seed
+        res = rollout_plays(Position(ext.boards[i]), *(int(x) for x in ext.dice[i]),
+                            replace(TINY, seed=td.position_seed(5, i)))
+        want = {x.label: x for x in res}[play.notation]
+        assert (ext.cand[i, k] == keys[i]).all() and np.isnan(ext.eq0[i, k])
+        assert ext.equity[i, k] == want.equity and ext.stderr[i, k] == want.stderr["equity"]
+    # the chooser is now charged its own play's loss against the best of all plays
+    loss, outside = bm.losses(ext, keys)
+    assert not outside.any()
+    for i in range(len(ext)):
+        n = int(ext.count[i] + ext.extra[i])
+        got = ext.equity[i, n - 1] if ext.extra[i] else ext.equity[i, 0]
+        assert loss[i] == np.nanmax(ext.equity[i, :n]) - got
+    # a second chooser's plays beside the first's: the worst candidate stays the charge
+    other = _outside_plays(ext, last=False)[1]
+    l2, o2 = bm.losses(ext, other)
+    for i in np.flatnonzero(o2):
+        k = int(ext.count[i])
+        n = k + int(ext.extra[i])
+        assert l2[i] == np.nanmax(ext.equity[i, :n]) - np.nanmin(ext.equity[i, :k])
+    assert bm.extend(d, keys)["rolled_out"] == 0
+    assert len(ext.subset([1, 2]).extra) == 2
+
+
+def test_the_extra_plays_file_does_not_depend_on_the_order_or_an_interruption(built, tmp_path):
+    db = bm.load(built[0])
+    a, b = (_outside_plays(db, last)[1] for last in (True, False))
+    one, two = _copy(built[0], tmp_path / "ab"), _copy(built[0], tmp_path / "ba")
+    bm.extend(one, a, jobs=1)
+    bm.extend(one, b, jobs=1)
+    bm.extend(two, b, jobs=2)
+
+    def stop(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    before = int(bm.load(two).extra.sum())
+    todo = int(bm.losses(bm.load(two), a)[1].sum())
+    assert todo > 2
+    with pytest.raises(KeyboardInterrupt):
+        bm.extend(two, a, jobs=1, block_size=1, progress=stop)
+    assert int(bm.load(two).extra.sum()) == before + 2          # kept when it stopped
+    assert bm.extend(two, a, jobs=1)["rolled_out"] == todo - 2
+    assert _files(one) == _files(two)
+
+
+def test_extend_refuses_bad_plays_another_net_and_damaged_files(built, tmp_path, monkeypatch):
+    d = _copy(built[0], tmp_path / "x")
+    db = bm.load(d)
+    keys = _outside_plays(db, last=True)[1]
+    with pytest.raises(BgfastError, match=r"uint8\[9, 10\]"):
+        bm.extend(d, keys[:3])
+    bad = keys.copy()
+    bad[2] = db.keys[5]
+    with pytest.raises(BgfastError, match=r"chosen\[2\] is not the result of a legal play"):
+        bm.extend(d, bad)
+    with monkeypatch.context() as m:
+        m.setattr(bm, "_net_checksum", lambda: "0" * 64)
+        with pytest.raises(BgfastError, match=r"set \$BGFAST_NET to its weights"):
+            bm.extend(d, keys)
+    assert not (d / bm.EXTRAS).exists()
+    bm.extend(d, keys, jobs=1)
+    data = bytearray((d / bm.EXTRAS).read_bytes())
+    data[-5] ^= 0x10
+    (d / bm.EXTRAS).write_bytes(bytes(data))
+    with pytest.raises(DatabaseError, match="checksum mismatch"):
+        bm.load(d)
+    # extra plays of another benchmark (other settings) do not belong
+    other = tmp_path / "other"
+    bm.build(other, 1, **{**BUILD, "settings": replace(TINY, trials=3)}, sets=["race"])
+    o = bm.load(other)
+    bm.extend(other, _outside_plays(o, last=True)[1], jobs=1)
+    (d / bm.EXTRAS).write_bytes((other / bm.EXTRAS).read_bytes())
+    with pytest.raises(DatabaseError, match="does not belong with the shards: its settings"):
+        bm.load(d)
+
+
+# ---------------------------------------------------------------------------
 # the commands
 # ---------------------------------------------------------------------------
 
@@ -281,6 +391,24 @@ def test_cli_build_and_score(run, built, db, tmp_path):
     assert f"contact          3 {want.error:>8.2f}" in r.stdout
 
 
+def test_cli_extend_and_score_with_weights(run, built, tmp_path):
+    d = _copy(built[0], tmp_path / "x")
+    db = bm.load(d)
+    want = bm.losses(db, bm.evaluator_choices(db, "pubeval"))[1].sum()
+    r = run("benchmark", "extend", d, "-e", "pubeval", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["rolled_out"] == want and doc["evaluator"] == "pubeval"
+    r = run("benchmark", "score", d, "-e", "pubeval", "--json")
+    assert all(v["outside"] == 0 for v in json.loads(r.stdout)["sets"].values())
+    net = REPO / "bgfast" / "data" / "net" / "bgfast-net.npz"
+    a = run("benchmark", "score", d, "--weights", net, "--ply", 1, "--json")
+    b = run("benchmark", "score", d, "--ply", 1, "--json")
+    assert a.exit_code == 0 and json.loads(a.stdout)["sets"] == json.loads(b.stdout)["sets"]
+    r = run("benchmark", "extend", d, "--weights", net)
+    assert r.exit_code == 0 and "extra plays in all" in r.stdout
+
+
 def test_cli_errors_are_one_line(run, built, tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
@@ -297,6 +425,10 @@ def test_cli_errors_are_one_line(run, built, tmp_path):
         ("benchmark", "score", bad),                                      # corrupt
         ("benchmark", "score", built[0], "-e", "nothing"),
         ("benchmark", "score", built[0], "--ply", 5),
+        ("benchmark", "score", built[0], "-e", "pubeval", "--weights", f),
+        ("benchmark", "extend", built[0], "--weights", tmp_path / "none.npz"),
+        ("benchmark", "extend", tmp_path / "none"),
+        ("benchmark", "extend", bad),
     ]
     for args in cases:
         r = run(*args)

@@ -82,24 +82,87 @@ def build(output, sets, decisions, trials, truncate, seed, players, excludes, ma
                f"({r['in_this_run']} in this run, {r['seconds']} s), {r['shards']} complete shards")
 
 
+def _chooser_options(weights_default: str):
+    """``-e/--evaluator``, ``--weights`` and ``--ply`` of a command that
+    takes an evaluator's plays; ``weights_default`` says which net ``-e
+    net`` plays without ``--weights``."""
+    options = [
+        click.option("--evaluator", "-e", default="net", show_default=True,
+                     help="net, composite, race, pubeval, ... (see bgfast evaluate)."),
+        click.option("--weights", type=click.Path(exists=True, dir_okay=False), default=None,
+                     help=f"A weights file for -e net [default: {weights_default}]."),
+        click.option("--ply", "-p", "plies", type=click.IntRange(0, 2), default=0,
+                     show_default=True, help="Search depth of the evaluator's choice."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
+
+
+def _chooser(evaluator: str, weights, shipped: bool):
+    """The evaluator of ``-e`` (with ``--weights`` for the net; without
+    them, the shipped net when ``shipped``, else ``$BGFAST_NET``'s)."""
+    from ..evaluate import get_evaluator
+    from ..net import NetEvaluator, default_weights_path
+
+    if evaluator != "net":
+        if weights is not None:
+            raise click.UsageError("--weights is for -e net")
+        return get_evaluator(evaluator)
+    if weights is None:
+        return NetEvaluator(default_weights_path()) if shipped else get_evaluator("net")
+    return NetEvaluator(weights)
+
+
+@benchmark.command()
+@click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@_chooser_options("the shipped net, whatever $BGFAST_NET says")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Processes (default: every core); the results do not depend on it.")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+              default=60.0, show_default=True,
+              help="Write the extra plays at least this often.")
+@json_option("Print the summary as JSON.")
+def extend(directory, evaluator, weights, plies, jobs, checkpoint_seconds, as_json):
+    """Roll out the evaluator's plays on the benchmark in DIR that are not
+    rolled out yet (neither candidates nor extra plays), with the
+    reference's settings and seeds, into DIR/extras.bgtd.  The rollouts play
+    $BGFAST_NET's net, which must be the reference's (for the shipped
+    benchmarks, data/net/td-net.npz); run it again after an interruption."""
+    from .. import benchmark as bm
+
+    ev = _chooser(evaluator, weights, shipped=True)
+    db = bm.load(directory)
+    bm.require_reference_net(db, directory)
+    chosen = bm.evaluator_choices(db, ev, plies)
+    bar = Progress(1, unit="play")
+    with bar:
+        r = bm.extend(directory, chosen, jobs=jobs, checkpoint_seconds=checkpoint_seconds,
+                      progress=bar)
+    if as_json:
+        emit_json({"benchmark": os.fspath(directory), "evaluator": ev.name, "plies": plies, **r})
+        return
+    click.echo(f"{directory}: {r['rolled_out']} plays of {ev.name} {plies}-ply rolled out "
+               f"({r['seconds']} s); {r['extras']} extra plays in all")
+
+
 @benchmark.command()
 @click.argument("directory", metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @click.option("--set", "sets", multiple=True, type=click.Choice(SETS, case_sensitive=False),
               help="A set to score (repeatable; default: every set the benchmark holds).")
-@click.option("--evaluator", "-e", default="net", show_default=True,
-              help="net, composite, race, pubeval, ... (see bgfast evaluate).")
-@click.option("--ply", "-p", "plies", type=click.IntRange(0, 2), default=0, show_default=True,
-              help="Search depth of the evaluator's choice.")
+@_chooser_options("$BGFAST_NET, else the shipped net")
 @json_option()
-def score(directory, sets, evaluator, plies, as_json):
+def score(directory, sets, evaluator, weights, plies, as_json):
     """Score an evaluator's plays on the benchmark in DIR: the mean equity
     lost per decision against the rollout best (x1000, gnubg's error rate)
     with its standard error, and the share of decisions where it picks the
     rollout's best play."""
     from .. import benchmark as bm
-    from ..evaluate import get_evaluator
 
-    ev = get_evaluator(evaluator)
+    ev = _chooser(evaluator, weights, shipped=False)
     db = bm.load(directory)
     res = bm.score_evaluator(db, ev, plies, sets=[s.lower() for s in sets] or None)
     if as_json:
