@@ -254,6 +254,13 @@ def _candidates(ranked, margin: float, lo: int, hi: int) -> int:
     return min(max(k, min(lo, len(ranked))), hi)
 
 
+def _worker_settings(s: RolloutSettings) -> dict:
+    """The fields of ``s`` for a worker that rolls out in its own process
+    (cubeless, serial)."""
+    return {**{k: v for k, v in s.to_dict().items() if k != "cube"}, "jobs": 1,
+            "backend": "serial"}
+
+
 def _reference_block(block, args) -> tuple:
     """Roll out the candidates of decisions ``start ..`` of a block."""
     from .evaluate import rank_plays
@@ -346,8 +353,7 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
     expect = {"settings": label_fields(s), "decisions": dec.digest, "margin": float(margin),
               "min_candidates": int(min_candidates), "max_candidates": int(max_candidates),
               "net": _net_checksum(), "bgfast": __version__}
-    args = {"settings": {**{k: v for k, v in s.to_dict().items() if k != "cube"},
-                         "jobs": 1, "backend": "serial"},
+    args = {"settings": _worker_settings(s),
             "margin": float(margin), "min_candidates": int(min_candidates),
             "max_candidates": int(max_candidates)}
 
@@ -429,7 +435,7 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
         raise BgfastError("checkpoint_seconds and block_size must be positive")
     jobs = _jobs(jobs)
     require_reference_net(db, d)
-    rows = np.flatnonzero(~(db.rolled_out() & (db.cand == chosen[:, None, :]).all(axis=2)).any(axis=1))
+    rows = np.flatnonzero(losses(db, chosen)[1])          # not rolled out yet
     legal = _legal_results(db, rows)
     for i, ok in zip(rows, legal):
         if bytes(chosen[i]) not in ok:
@@ -448,8 +454,7 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
         _write(path, "benchmark-extras", {k: a[k][order] for k in _EXTRA_ARRAYS}, meta)
 
     t0 = last = time.monotonic()
-    args = {**{k: v for k, v in RolloutSettings(**db.meta["settings"]).to_dict().items()
-               if k != "cube"}, "jobs": 1, "backend": "serial"}
+    args = _worker_settings(RolloutSettings(**db.meta["settings"]))
     blocks = [(rows[a:a + block_size].astype(np.int64), chosen[rows[a:a + block_size]])
               for a in range(0, rows.size, block_size)]
     done, fresh = 0, False
