@@ -9,9 +9,10 @@ cdef enum:
     NET_SIDE_FEATURES = 5        # base hand-made contact features per side (see _net.pyx)
     NET_FEATURES = 10            # the base features: on-roll side first, then the opponent
     NET_INPUTS = 206             # raw inputs, then the base features (a net without groups)
-    NET_GROUPS = 5               # optional feature groups (bit g of a net's group mask)
-    NET_MAX_FEATURES = 32        # the base features and every group's, 2 sides
-    NET_MAX_INPUTS = 228         # NET_RAW_INPUTS + NET_MAX_FEATURES
+    NET_GROUPS = 6               # optional feature groups (bit g of a net's group mask)
+    NET_SLOT_GROUPS = 32         # the groups folded into the slot tables T (bit 5, off)
+    NET_MAX_FEATURES = 60        # the base features and every group's, 2 sides
+    NET_MAX_INPUTS = 256         # NET_RAW_INPUTS + NET_MAX_FEATURES
     NET_OUTPUTS = 5
     NET_MAX_HIDDEN = 256
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
@@ -25,7 +26,9 @@ cdef enum:
 # positions with its contact net.
 # T[c] holds, for every (side, slot, count 0..15), the sum of the first-layer
 # weight rows that the count switches on, so a hidden sum is b1 plus one row
-# per occupied slot, and a play updates only the slots it changes.  The
+# per occupied slot, and a play updates only the slots it changes.  A feature
+# group whose inputs depend on one slot's count alone (NET_SLOT_GROUPS: the
+# borne-off thermometer) is folded into T as well, so it costs nothing.  The
 # evaluation reads only the first kh[c] hidden units of net c (the units past
 # its last nonzero output weight add nothing), so T[c], w2t[c] and wf[c] have
 # rows of kh[c] floats.
@@ -35,14 +38,15 @@ cdef struct NetC:
     int kh[3]                    # the hidden units each net's evaluation reads (a multiple of 8, or H)
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
-    int kgroups[3]               # the groups each net reads: 0 when its group rows are all zero
-    int knf[3]                   # the hand-made inputs each net reads (NET_FEATURES or nf)
+    int kread[3]                 # the groups each net reads: those whose rows are not all zero
+    int kgroups[3]               # those of kread computed per board (not folded into T)
+    int knf[3]                   # the hand-made inputs computed per board: NET_FEATURES + kgroups'
     int tables                   # use the bear-off tables of bgfast._evaluate
     float* w1[3]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
     float* b1[3]                 # [H]
     float* w2[3]                 # [H, 5]
     float* w2t[3]                # [5, kh]: w2 transposed (rebuilt with T)
-    float* wf[3]                 # [nf, kh]: the feature rows of w1 (rebuilt with T)
+    float* wf[3]                 # [knf, kh]: the rows of w1 of the computed features (rebuilt with T)
     float* b2[3]                 # [5]
     float* T[3]                  # [NET_SLOTS * 16, kh]
     uint64_t version             # set by each rebuild of T: no other weights ever had it

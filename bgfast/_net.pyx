@@ -9,7 +9,7 @@ the 24 points 4 units (n >= 1, n >= 2, n >= 3, (n - 3) / 2 when n > 3), the
 bar (n / 2) and the borne-off checkers (n / 15); then 10 hand-made contact
 features, 5 per side (on-roll side first; see ``net_features``), and the
 inputs of the net's optional feature groups (a bit mask; 2-3 per side
-each).  One sigmoid hidden layer,
+each, 14 for the borne-off thermometer).  One sigmoid hidden layer,
 5 sigmoid outputs (win, win gammon, win backgammon, lose gammon, lose
 backgammon) for the player on roll.  Two nets: contact and race.
 
@@ -297,9 +297,13 @@ cdef inline int _escapes(uint32_t Bk, int s) noexcept nogil:
 #      and bar of X, from which the die lands on a point Y does not hold
 #      (not bearing off; bar checkers are not made to enter first), / 60;
 #      the dice 1..6 that no checker of X can play this way, / 6.
+#   g = 5, off (14): the checkers X has borne off as a thermometer: input j
+#      (0..13) is 1 when more than j are off, else 0.  The inputs depend on
+#      the borne-off slot's count alone, so the evaluation folds them into
+#      that slot's rows of T (NET_SLOT_GROUPS) and never computes them.
 
 cdef int GROUP_SIZE[NET_GROUPS]
-GROUP_SIZE[:] = [2, 2, 3, 2, 2]
+GROUP_SIZE[:] = [2, 2, 3, 2, 2, 14]
 
 # ESC12[P]: the escapes (rolls of 36) of a checker past the points P holds
 # among the 12 in front of it (bit i of P: the point 12 - i pips ahead), the
@@ -393,6 +397,12 @@ cdef inline void _group_features(int g, int q, const uint8_t* b, const uint32_t*
     elif g == 3:
         f[0] = hl[0] * (1.0 / (36.0 * 24.0))
         f[1] = hl[1] * (1.0 / 36.0)
+    elif g == 5:
+        n = 15
+        for s in range(25):
+            n -= row[s]
+        for s in range(14):
+            f[s] = 1.0 if n > s else 0.0
     else:
         src = occ[q] | ((<uint32_t>(row[24] != 0)) << 25)
         land = ~hmir[1 - q] & 0x1FFFFFE                  # distances 1..24 Y does not hold
@@ -1301,10 +1311,10 @@ cdef class Model:
 
     @property
     def read_groups(self):
-        """The feature groups each net (contact, race, crashed) computes when it
-        evaluates: its groups, or 0 when all its group rows are zero (they
+        """The feature groups each net (contact, race, crashed) reads when it
+        evaluates: those of its groups whose rows are not all zero (the others
         would add nothing)."""
-        return tuple(self.net.kgroups[k] for k in range(self.net.nets))
+        return tuple(self.net.kread[k] for k in range(self.net.nets))
 
     @property
     def read_hidden(self):
@@ -1448,7 +1458,7 @@ cdef uint64_t NET_VERSION = 0          # the last version given to a net's weigh
 
 cdef void _build_tables(NetC* net) noexcept nogil:
     global NET_VERSION
-    cdef int H = net.H, k, side, i, n, j, kh, last
+    cdef int H = net.H, k, side, i, n, j, kh, last, g, at, slot_at
     NET_VERSION += 1
     net.version = NET_VERSION
     cdef float* T
@@ -1465,22 +1475,40 @@ cdef void _build_tables(NetC* net) noexcept nogil:
         kh = (last + 8) & ~7
         net.kh[k] = H if kh >= H else kh
         kh = net.kh[k]
-        # a net whose group rows are all zero in those units (the race net of
-        # a net widened for its contact net) skips computing the groups: the
-        # same sums
-        net.kgroups[k] = 0
+        # the groups whose rows are not all zero in those units: a net reads
+        # only those (the race net of a net widened for its contact net reads
+        # none), and computes per board those not folded into T
+        net.kread[k] = 0
         net.knf[k] = NET_FEATURES
-        w = net.w1[k] + (NET_RAW_INPUTS + NET_FEATURES) * H
-        for j in range((net.nf - NET_FEATURES) * H):
-            if j % H < kh and w[j] != 0.0:
-                net.kgroups[k] = net.groups
-                net.knf[k] = net.nf
-                break
+        at = NET_RAW_INPUTS + NET_FEATURES
+        for g in range(NET_GROUPS):
+            if not (net.groups >> g) & 1:
+                continue
+            for j in range(2 * GROUP_SIZE[g] * H):
+                if j % H < kh and net.w1[k][at * H + j] != 0.0:
+                    net.kread[k] |= 1 << g
+                    break
+            at += 2 * GROUP_SIZE[g]
+        net.kgroups[k] = net.kread[k] & ~NET_SLOT_GROUPS
         for j in range(kh):
             for n in range(5):
                 net.w2t[k][n * kh + j] = net.w2[k][j * 5 + n]
-        for i in range(net.nf):
+        # wf: the base features' rows, then those of each computed group
+        for i in range(NET_FEATURES):
             memcpy(net.wf[k] + i * kh, net.w1[k] + (NET_RAW_INPUTS + i) * H, kh * sizeof(float))
+        at = NET_RAW_INPUTS + NET_FEATURES
+        slot_at = -1
+        for g in range(NET_GROUPS):
+            if not (net.groups >> g) & 1:
+                continue
+            if (net.kgroups[k] >> g) & 1:
+                for i in range(2 * GROUP_SIZE[g]):
+                    memcpy(net.wf[k] + net.knf[k] * kh, net.w1[k] + (at + i) * H,
+                           kh * sizeof(float))
+                    net.knf[k] += 1
+            elif g == 5 and (net.kread[k] >> g) & 1:
+                slot_at = at
+            at += 2 * GROUP_SIZE[g]
         T = net.T[k]
         w = net.w1[k]
         memset(T, 0, NET_SLOTS * 16 * kh * sizeof(float))
@@ -1499,6 +1527,10 @@ cdef void _build_tables(NetC* net) noexcept nogil:
                       n * 0.5, kh)
                 _axpy(T + _slot_row(side, 25, n) * kh, w + (side * NET_SIDE_INPUTS + 97) * H,
                       n / 15.0, kh)
+                if slot_at >= 0:             # the off group: inputs j < n are 1
+                    for j in range(min(n, 14)):
+                        _axpy(T + _slot_row(side, 25, n) * kh, w + (slot_at + 14 * side + j) * H,
+                              1.0, kh)
 
 
 cdef inline void _axpy(float* y, const float* x, float a, int H) noexcept nogil:

@@ -9,8 +9,10 @@ leave the rearmost checker trapped, the longest prime, the rearmost checker's di
 the chance of dancing from the bar (exact definitions in ``bgfast._net``,
 values from :func:`features`) -- layout name :data:`LAYOUT`.  A net may
 add optional feature groups (:data:`GROUPS`: containment, break-contact
-pips, anchors, pip loss of hits, mobility), 2 or 3 inputs per side each,
-after the base features; its layout name is :data:`LAYOUT` followed by
+pips, anchors, pip loss of hits, mobility, 2 or 3 inputs per side each;
+the checkers borne off as a thermometer, 14 per side, which the kernel
+folds into its slot tables at no cost per evaluation), after the base
+features; its layout name is :data:`LAYOUT` followed by
 ``+NAME`` per group (:func:`layout_of`), and :func:`widen` adds groups to
 a net with zero weights.  One sigmoid hidden layer and 5
 sigmoid outputs: the cumulative probabilities ``(win, win gammon, win
@@ -57,7 +59,7 @@ from .position import as_boards
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
-           "layout_of", "input_names", "widen", "add_hidden", "add_crashed", "MAX_HIDDEN",
+           "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "MAX_HIDDEN",
            "NET_NAMES"]
 
 FORMAT_VERSION = 1
@@ -79,6 +81,7 @@ GROUPS = {
     "anchors": ("home_anchor", "forward_anchor", "rear_anchor"),
     "hits": ("pip_loss", "double_shots"),
     "mobility": ("mobility", "blocked_dice"),
+    "off": tuple(f"off{j}" for j in range(1, 15)),
 }
 _ARRAYS = ("w1", "b1", "w2", "b2")
 
@@ -128,6 +131,18 @@ def _parse_layout(layout: str):
     except BgfastError:
         return None
     return mask if layout_of(mask) == layout else None
+
+
+def group_rows(groups) -> list:
+    """``(bit, start, stop)`` of each group of a net with the groups
+    ``groups``: the rows of its inputs in ``w1``."""
+    mask = group_mask(groups)
+    out, at = [], INPUTS
+    for i, g in enumerate(GROUPS):
+        if mask >> i & 1:
+            out.append((i, at, at + 2 * len(GROUPS[g])))
+            at += 2 * len(GROUPS[g])
+    return out
 
 
 def input_names(groups=0) -> tuple:
@@ -305,8 +320,9 @@ def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
         extra = np.concatenate([extra, rng.uniform(-scale, scale, (nn - 2, a["w1"].shape[1], hidden - h0)
                                                    ).astype(np.float32)])
     for k, read in enumerate(net.model.read_groups):
-        if not read:                 # a net that skips its groups' inputs keeps skipping them
-            extra[k, INPUTS:] = 0.0
+        for bit, a0, a1 in group_rows(net.groups):
+            if not read >> bit & 1:  # a net that skips a group's inputs keeps skipping them
+                extra[k, a0:a1] = 0.0
     w1 = np.concatenate([a["w1"], extra], axis=2)
     b1 = np.concatenate([a["b1"], np.zeros((nn, hidden - h0), np.float32)], axis=1)
     w2 = np.concatenate([a["w2"], np.zeros((nn, hidden - h0, 5), np.float32)], axis=1)

@@ -208,8 +208,8 @@ class FitSettings:
     :attr:`~bgfast._net.Model.read_groups`): the gradient of the units and
     group inputs it does not read is held at zero, so they stay zero and the
     net costs what it cost (the shipped race net, 128 units and no group in
-    a file of 256-unit nets); it cannot be combined with ``features`` or
-    ``widen_to``, whose new weights start at zero.
+    a file of 256-unit nets), but for the groups of ``features``, which it
+    learns; it cannot be combined with ``widen_to``.
     ``class_weights``: ``"CLASS=W[,CLASS=W]"``, each class's
     rows weighted by W in the training loss (1 for the classes not named;
     times the stderr weights with ``weighting="stderr"``), as if its
@@ -277,10 +277,9 @@ class FitSettings:
             raise BgfastError(f"unknown class {bad[0] if bad else ''!r}; choose from "
                               f"{', '.join(NET_OF_CLASS)}")
         features = ",".join(_netmod.group_names(self.features))
-        if self.keep_shape and (features or self.widen_to):
-            raise BgfastError("keep_shape (--keep-shape) trains only the weights a net reads "
-                              "already; it cannot be combined with features or widen_to "
-                              "(--features, --widen-to)")
+        if self.keep_shape and self.widen_to:
+            raise BgfastError("keep_shape (--keep-shape) trains only the hidden units a net "
+                              "reads already; it cannot be combined with widen_to (--widen-to)")
         cw = self.class_weight_map()
         return replace(self, classes=tuple(c for c in NET_OF_CLASS if c in self.classes),
                        features=features,
@@ -365,21 +364,22 @@ def _with_params(net, k: int, p: dict):
     return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta)
 
 
-def _shape_mask(net, k: int) -> dict | None:
+def _shape_mask(net, k: int, also: int = 0) -> dict | None:
     """For ``keep_shape``: 0/1 masks of net ``k``'s ``w1``, ``b1`` and
-    ``w2`` that are zero on the hidden units it does not read and, when it
-    reads no feature group, on the group inputs' rows; None when it reads
-    everything."""
+    ``w2`` that are zero on the hidden units it does not read and on the
+    rows of the feature groups it does not read (but for the groups of the
+    mask ``also``, those the run adds); None when it trains everything."""
     a = net.arrays()
     h = int(net.model.read_hidden[k])
-    groups = bool(net.model.read_groups[k])
+    groups = (int(net.model.read_groups[k]) | also) & net.groups
     H = a["w1"].shape[2]
-    if h >= H and (groups or a["w1"].shape[1] == _netmod.INPUTS):
+    rows = np.ones(a["w1"].shape[1])
+    for bit, a0, a1 in _netmod.group_rows(net.groups):
+        if not groups >> bit & 1:
+            rows[a0:a1] = 0.0
+    if h >= H and rows.all():
         return None
     units = (np.arange(H) < h).astype(np.float64)
-    rows = np.ones(a["w1"].shape[1])
-    if not groups:
-        rows[_netmod.INPUTS:] = 0.0
     return {"w1": rows[:, None] * units[None, :], "b1": units, "w2": units[:, None] * np.ones(5)}
 
 
@@ -620,7 +620,8 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
             Wn = data.weights(tr)
             # net k as the stage found it (the net it started from: stages change one net each)
             center = _net_params(net, k) if st.l2_anchor == "init" else None
-            mask = _shape_mask(net, k) if st.keep_shape else None
+            mask = (_shape_mask(net, k, _netmod.group_mask(st.features)) if st.keep_shape
+                    else None)
             if cur is None:                      # a stage starts
                 p = _net_params(net, k)
                 m = {n: np.zeros_like(p[n]) for n in _P}

@@ -17,6 +17,10 @@ from corpus import random_boards
 from test_net import _forward_ref, _pos_board, _random_boards
 
 ALL = (1 << len(netmod.GROUPS)) - 1
+#: the groups of the shipped contact and crashed nets
+FIVE = netmod.group_mask("contain,contact,anchors,hits,mobility")
+#: the group of the shipped race net
+OFF = netmod.group_mask("off")
 #: the TD-trained net, which has no feature groups (the shipped net has them all)
 TD_NET = str(Path(__file__).resolve().parents[1] / "data" / "net" / "td-net.npz")
 #: the contact net after two rounds towards its 2-ply values (ROUNDS=2 tools/contact-net.sh)
@@ -25,6 +29,8 @@ TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rou
 FOUR_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
 #: round 6, with a crashed net (ROUNDS=6 tools/contact-net.sh)
 ROUND_SIX = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-6.npz")
+#: round 9, the race net before the borne-off thermometer (ROUNDS=9 tools/contact-net.sh)
+ROUND_NINE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-9.npz")
 #: round 8, the race net before the race table (ROUNDS=8 tools/contact-net.sh)
 ROUND_EIGHT = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-8.npz")
 #: round 5 with 256 hidden units (HIDDEN=256 ROUNDS=5 tools/contact-net.sh)
@@ -168,8 +174,13 @@ def _ref_mobility(me, other):
     return [pairs / 60, blocked / 6]
 
 
+def _ref_off(me, other):
+    off = 15 - int(me.sum())
+    return [1.0 if off > j else 0.0 for j in range(14)]
+
+
 REFS = {"contain": _ref_contain, "contact": _ref_contact, "anchors": _ref_anchors,
-        "hits": _ref_hits, "mobility": _ref_mobility}
+        "hits": _ref_hits, "mobility": _ref_mobility, "off": _ref_off}
 
 
 def test_every_group_has_a_reference():
@@ -180,12 +191,28 @@ def test_every_group_has_a_reference():
 def test_group_inputs_match_their_definition(boards, group):
     """The kernel's bit-mask computation of each group equals a plain
     reading of the definition, side by side, on every board."""
+    if group == "off":              # boards with 0 .. 15 checkers off on either side
+        boards = np.concatenate([boards, _bearing_off(300, 5)])
     f = netmod.features(boards, group)
     assert f.shape == (len(boards), 10 + 2 * len(netmod.GROUPS[group]))
     for b, row in zip(boards, f):
         ref = REFS[group](b[1], b[0]) + REFS[group](b[0], b[1])
         np.testing.assert_allclose(row[10:], ref, rtol=1e-6, atol=1e-6)
     assert (f[:, 10:].std(axis=0) > 0).all()          # every input varies on these boards
+
+
+def _bearing_off(n, seed):
+    """Seeded boards whose sides have each borne off 0 .. 14 checkers: the
+    rest on the home board, and now and then a checker of the player on roll
+    further out (its points 7..18, where the other side has none)."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, 2, 25), np.uint8)
+    for i in range(n):
+        for side in range(2):
+            for _ in range(15 - int(rng.integers(0, 15))):
+                far = side == 1 and rng.random() < 0.1
+                out[i, side, int(rng.integers(6, 18)) if far else int(rng.integers(0, 6))] += 1
+    return out
 
 
 def test_hit_sets_agree_with_the_shot_count(boards):
@@ -239,28 +266,31 @@ def test_bad_group_names_are_refused():
 #: (weights file, the groups each of its nets reads, its units,
 #:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
-    (None, (ALL, 0, ALL), (256, 128, 256),
-     "513e7e5801dcaee189e3ff4793729e34f8458df3be2861a8e28e87a2fbd78d8d"),  # shipped
-    (ROUND_EIGHT, (ALL, 0, ALL), (256, 128, 256),
+    (None, (FIVE, OFF, FIVE), (256, 128, 256),
+     "63d5f296e4db621aa5ba64a2d018c2eae89ca674d96316152982ac4e66ab85d8"),  # shipped
+    (ROUND_NINE, (FIVE, 0, FIVE), (256, 128, 256),
+     "513e7e5801dcaee189e3ff4793729e34f8458df3be2861a8e28e87a2fbd78d8d"),
+    (ROUND_EIGHT, (FIVE, 0, FIVE), (256, 128, 256),
      "0566caa18c2c3d117fd0afb3bafba9e89af62e16e33880c270682b99347504ba"),
-    (ROUND_SIX, (ALL, 0, ALL), (256, 128, 256),
+    (ROUND_SIX, (FIVE, 0, FIVE), (256, 128, 256),
      "7ea1c1e0d6b65a1ee585b9bb4584fc32185793c4b213f7e592ec5232f74d0500"),
     (TD_NET, (0, 0), (128, 128), "f302eeabacd4b4395bd8a60c55e7be069ffaf9c30fcfcc2678d358b9a956d171"),
-    (TWO_ROUNDS, (ALL, 0), (128, 128),
+    (TWO_ROUNDS, (FIVE, 0), (128, 128),
      "13d2e82caa809f63d4fdf343e196a36ad172c0ddfac6e9afad5649a1bda3e8f7"),
-    (FOUR_ROUNDS, (ALL, 0), (128, 128),
+    (FOUR_ROUNDS, (FIVE, 0), (128, 128),
      "6f4ec72adf65fde30dee57165a91ab760a32dbaf4d974d71337966787a4b2228"),
-    (WIDE, (ALL, 0), (256, 128), "0d5ef552d43700163c58f1893904e1391b57d5c2c492d2ac0d696a254cc82c70"),
+    (WIDE, (FIVE, 0), (256, 128), "0d5ef552d43700163c58f1893904e1391b57d5c2c492d2ac0d696a254cc82c70"),
 ]
 
 
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
-                         ids=["shipped", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
+                         ids=["shipped", "round-9", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
                               "wide-256"])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
-    """The outputs of the shipped net (256 units; a crashed net; every
-    feature group in its contact and crashed nets, none in its race net),
-    of round 8's net (the same contact and crashed nets, the race net before
+    """The outputs of the shipped net (256 units; a crashed net; the five
+    computed feature groups in its contact and crashed nets, the borne-off
+    thermometer alone in its race net), of round 9's net (the same contact
+    and crashed nets, no group in the race net), of round 8's net (the same contact and crashed nets, the race net before
     the race table's values), of round 6's net (its crashed net before round 7), of the TD-trained
     net (no group), of the two- and four-round nets and of the 256-unit net
     without a crashed net on seeded boards, bit for bit
@@ -268,7 +298,7 @@ def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     updates the digests knowingly."""
     b = _random_boards(2000, 123)
     net = netmod.load(path or netmod.default_weights_path())
-    assert net.layout == netmod.layout_of(max(groups))
+    assert net.layout == netmod.layout_of(np.bitwise_or.reduce(groups))
     assert net.model.read_groups == groups and net.model.read_hidden == units
     p = net.evaluate_batch(b, tables=False)
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == digest
@@ -325,6 +355,32 @@ def test_a_net_whose_group_rows_are_zero_skips_the_groups():
     np.testing.assert_allclose(again[race], _forward_ref(r, b[race], encode), atol=2e-5)
     assert np.abs(again[race] - got[race]).max() > 1e-3
     np.testing.assert_array_equal(again[~race], got[~race])
+
+
+def test_the_off_group_is_folded_into_the_slot_tables():
+    """A race net that reads the borne-off thermometer (and no other group)
+    computes no group per board: the thermometer's rows are added to the
+    borne-off slot's rows of the tables.  Its outputs are those of the dense
+    forward pass, and the plays it chooses (evaluated as changes from the
+    board before them, bearing off included) are the best ones."""
+    n = netmod.widen(netmod.random_net(hidden=16, seed=4, scale=0.5, groups=FIVE), "off")
+    a = n.arrays()
+    off = netmod.group_rows(n.groups)[-1]
+    assert off[0] == len(netmod.GROUPS) - 1 and off[2] == a["w1"].shape[1]
+    a["w1"][1, off[1]:off[2]] = np.random.default_rng(8).normal(0, 1.5, (28, 16))
+    a["w1"][1, netmod.INPUTS:off[1]] = 0.0          # the race net reads the thermometer alone
+    m = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], n.groups), {})
+    assert m.model.read_groups == (FIVE, netmod.group_mask("off"))
+    b = _bearing_off(400, 9)
+    b = b[b.sum(axis=2).min(axis=1) > 0]
+
+    def encode(board):
+        return _net.encode(np.ascontiguousarray(board[None]), m.groups)[0]
+
+    got = m.evaluate_batch(b, tables=False)
+    np.testing.assert_allclose(got, _forward_ref(m, b, encode), atol=2e-5)
+    assert np.abs(got - n.evaluate_batch(b, tables=False)).max() > 0.05   # the rows count
+    _assert_chooses_the_best_play(m, b, 3)
 
 
 def test_widening_keeps_the_weights_of_groups_a_net_has():
@@ -433,7 +489,7 @@ def test_files_of_nets_with_groups(tmp_path, gnet, boards):
     netmod.save(gnet, path)
     back = netmod.load(path)
     assert back.groups == ALL and back.layout == netmod.layout_of(ALL)
-    assert back.layout == "td4-196+f10+contain+contact+anchors+hits+mobility"
+    assert back.layout == "td4-196+f10+contain+contact+anchors+hits+mobility+off"
     np.testing.assert_array_equal(back.evaluate_batch(boards), gnet.evaluate_batch(boards))
     z = dict(np.load(path))
     for name, layout, msg in (("order.npz", "td4-196+f10+hits+contain", "input layout"),
@@ -499,13 +555,13 @@ def test_a_net_given_more_hidden_units_plays_as_before(boards):
     assert wide.meta["hidden_added"]["from"] == 128
     # a net that skips its groups (the race net) keeps skipping them
     four = netmod.load(FOUR_ROUNDS)
-    assert four.model.read_groups == (ALL, 0)
-    assert netmod.add_hidden(four, 136).model.read_groups == (ALL, 0)
+    assert four.model.read_groups == (FIVE, 0)
+    assert netmod.add_hidden(four, 136).model.read_groups == (FIVE, 0)
     # so do weights on the groups' rows of units it does not compute
     a = netmod.add_hidden(four, 192).arrays()
     a["w1"][1, netmod.INPUTS:, 128:] = 0.25
-    idle = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], ALL), {})
-    assert idle.model.read_groups == (ALL, 0) and idle.model.read_hidden == (128, 128)
+    idle = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], FIVE), {})
+    assert idle.model.read_groups == (FIVE, 0) and idle.model.read_hidden == (128, 128)
     _assert_plays_alike(idle, four, boards[:300], 6)
     for bad in (64, netmod.MAX_HIDDEN + 1):
         with pytest.raises(BgfastError, match="hidden units"):

@@ -50,7 +50,7 @@ def train():
                    "input layout, without features, gets zero feature weights).")
 @click.option("--features", "features", default=None, metavar="GROUP[,GROUP]",
               help="Feature groups to add in a new run (contain, contact, anchors, hits, "
-                   "mobility): --init's net gets zero weights on them.")
+                   "mobility, off): --init's net gets zero weights on them.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option("Print the training state as JSON.")
 def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
@@ -109,7 +109,7 @@ def _fit_default(name):
                                   "a crashed net (--crashed-net).")
 @click.option("--features", default=None, metavar="GROUP[,GROUP]",
               help="Feature groups to add to the initial net with zero weights (contain, "
-                   "contact, anchors, hits, mobility).")
+                   "contact, anchors, hits, mobility, off).")
 @click.option("--widen-to", type=click.IntRange(0, MAX_HIDDEN), default=None, metavar="H",
               help="Give the initial net H hidden units: the new units get small seeded random "
                    "input weights and zero output weights, so it starts as strong.")
@@ -118,7 +118,8 @@ def _fit_default(name):
                    "crashed positions train alone.")
 @click.option("--keep-shape", "keep_shape", is_flag=True, default=None,
               help="Train only the hidden units and feature groups each trained net reads "
-                   "already, so that it costs what it cost (not with --features or --widen-to).")
+                   "already, and the groups of --features, so that it costs what it cost "
+                   "(not with --widen-to).")
 @click.option("--class-weight", "class_weights", default=None, metavar="CLASS=W[,CLASS=W]",
               help="Weight each named class's positions by W in the training loss "
                    "(e.g. crashed=3; 1 for the others).")
