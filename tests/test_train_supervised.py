@@ -193,16 +193,20 @@ def test_one_class_trains_its_net_only(lab, tmp_path):
     assert any((a[k][1] != s[k][1]).any() for k in a)
 
 
+#: round 9 of tools/contact-net.sh: its race net reads 128 units and no feature group
+ROUND_NINE = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-9.npz")
+
+
 def test_keep_shape_trains_only_what_a_net_reads(lab, tmp_path):
-    shipped = netmod.default_net()
-    assert shipped.model.read_hidden[1] < shipped.hidden and shipped.model.read_groups[1] == 0
-    h = shipped.model.read_hidden[1]
-    kw = dict(classes=("race",), epochs=2, batch=32, progress=False)
+    nine = netmod.load(ROUND_NINE)
+    assert nine.model.read_hidden[1] < nine.hidden and nine.model.read_groups[1] == 0
+    h = nine.model.read_hidden[1]
+    kw = dict(classes=("race",), epochs=2, batch=32, progress=False, init=ROUND_NINE)
     trainmod.fit(lab, tmp_path / "k.npz", keep_shape=True, **kw)
     kept = netmod.load(tmp_path / "k.npz")
-    assert kept.model.read_hidden == shipped.model.read_hidden
-    assert kept.model.read_groups == shipped.model.read_groups
-    a, s = kept.arrays(), shipped.arrays()
+    assert kept.model.read_hidden == nine.model.read_hidden
+    assert kept.model.read_groups == nine.model.read_groups
+    a, s = kept.arrays(), nine.arrays()
     # the units it does not read keep their weights (zero output weights), and it reads no group
     assert not a["w2"][1][h:].any()
     assert (a["w1"][1][:, h:] == s["w1"][1][:, h:]).all() and (a["b1"][1][h:] == s["b1"][1][h:]).all()
@@ -222,12 +226,20 @@ def test_keep_shape_trains_only_what_a_net_reads(lab, tmp_path):
     trainmod.fit(lab, tmp_path / "c2.npz", **dict(kw, classes=("contact",)))
     c1, c2 = netmod.load(tmp_path / "c1.npz").arrays(), netmod.load(tmp_path / "c2.npz").arrays()
     assert all((c1[n] == c2[n]).all() for n in c1) and (c1["w1"][0] != s["w1"][0]).any()
-    for extra in ({"widen_to": 256}, {"features": "hits"}):
-        with pytest.raises(BgfastError, match="keep_shape"):
-            trainmod.fit(lab, tmp_path / "x.npz", keep_shape=True, **extra, **kw)
+    # with features, it learns their rows as well, and no other group's
+    trainmod.fit(lab, tmp_path / "o.npz", keep_shape=True, features="off", **kw)
+    o = netmod.load(tmp_path / "o.npz")
+    assert o.model.read_hidden == nine.model.read_hidden
+    assert o.model.read_groups == (nine.groups, netmod.group_mask("off"), nine.groups)
+    (_bit, a0, a1), = [r for r in netmod.group_rows(o.groups) if r[0] == 5]
+    w = o.arrays()["w1"][1]
+    assert np.abs(w[a0:a1, :h]).max() > 0 and not w[a0:a1, h:].any()
+    assert not w[netmod.INPUTS:a0].any()
+    with pytest.raises(BgfastError, match="keep_shape"):
+        trainmod.fit(lab, tmp_path / "x.npz", keep_shape=True, widen_to=256, **kw)
     r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
                                   "-o", str(tmp_path / "x.npz"), "--keep-shape",
-                                  "--features", "hits"])
+                                  "--widen-to", "256"])
     assert r.exit_code == 2 and "keep_shape" in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "x.npz").exists()
 
@@ -428,8 +440,8 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "10"}, "ROUNDS must be 2, 3, 4, 5, 6, 7, 8 or 9"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 9 only"),
+    ({"ROUNDS": "11"}, "ROUNDS must be 2, 3, 4, 5, 6, 7, 8, 9 or 10"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 10 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -31,26 +31,30 @@
 #      round 8's self-play, and data/training/selfplay-7.bgtd added): at a
 #      learning rate of 1e-3 without, then with race-2, then at 1e-4; then
 #      once more at 1e-4 towards the 2-ply values of that net
-#      (docs/training.md#the-race-net-from-a-race-table).
+#      (docs/training.md#the-race-net-from-a-race-table);
+#  10. the race net given the borne-off thermometer (the feature group off)
+#      and trained in three steps towards the 2-ply values of the net before
+#      each (tools/race-off.sh,
+#      docs/training.md#the-race-net-with-the-borne-off-thermometer).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
-# free cores.  Each step's output stays in WORK, and a
+# free cores (round 10 about 40 minutes of it).  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2, 3, 4, 5, 6, 7 or 8 stops early (docs/training.md#further-rounds);
+# ROUNDS=2, 3, 4, 5, 6, 7, 8 or 9 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6, 7, 8 and 9 (the default) use 256.
-# Usage: [ROUNDS=2|3|4|5|6|7|8|9] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6, 7, 8, 9 and 10 (the default) use 256.
+# Usage: [ROUNDS=2|3|4|5|6|7|8|9|10] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-9}"
+ROUNDS="${ROUNDS:-10}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7, 8 or 9" >&2; exit 2 ;;
+    6|7|8|9|10) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7, 8, 9 or 10" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 9 only (ROUNDS=5, 6, 7, 8 or 9)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 10 only (ROUNDS=5, 6, 7, 8, 9 or 10)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -60,15 +64,7 @@ mkdir -p "$WORK"
 FEATURES="contain,contact,anchors,hits,mobility"
 FIT="--class contact --class crashed --epochs 100 --patience 8 --quiet"
 
-# once DONE COMMAND...: run COMMAND, then mark the step done; skipped once DONE exists
-once() {
-    done_="$1"
-    shift
-    if [ ! -f "$done_" ]; then
-        "$@"
-        touch "$done_"
-    fi
-}
+. tools/steps.sh
 
 # values DIR POSITIONS: the 2-ply values of $BGFAST_NET, resumed if interrupted
 values() {
@@ -89,25 +85,6 @@ round_values() {
         [ "$f" = training ] && src=data/training/positions.bgtd
         values "$WORK/v$r-$f" "$src"
         RV="$RV $WORK/v$r-$f"
-    done
-}
-
-# race_values P: the 2-ply values of $BGFAST_NET of the race positions of ten files, the
-# races of the 10-point race table valued by it, in $WORK/P-NAME; RV lists the ten
-# directories in the order a training reads them, RV_OLD the nine without data/race/race-2.bgtd
-race_values() {
-    RV=""
-    RV_OLD=""
-    for f in race/race-2 training/selfplay-7 race/positions training/positions \
-            training/selfplay-1 training/selfplay-2 training/selfplay-3 training/selfplay-4 \
-            training/selfplay-5 training/selfplay-6; do
-        d="$WORK/$1-$(echo "$f" | tr / -)"
-        RESUME=""
-        [ -d "$d" ] && RESUME="--resume"
-        once "$d.done" python -m bgfast data values "data/$f.bgtd" -o "$d" --plies 2 --class race \
-            --race-table "$WORK/os10.bgb" $RESUME
-        RV="$RV $d"
-        [ "$f" = race/race-2 ] || RV_OLD="$RV_OLD $d"
     done
 }
 
@@ -180,7 +157,7 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round8-h$HIDDEN.npz" --init "$LAST" --lr 1e-4 $FIT --resume
             LAST="$WORK/round8-h$HIDDEN.npz"
         fi
-        if [ "$ROUNDS" = 9 ]; then
+        if [ "$ROUNDS" -ge 9 ]; then
             once "$WORK/os10.done" python -m bgfast bearoff build --one-sided 10 \
                 -o "$WORK/os10.bgb" --quiet
             export BGFAST_NET="$LAST"
@@ -200,6 +177,11 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round9-h$HIDDEN.npz" --init "$WORK/race3-h$HIDDEN.npz" --lr 1e-4 \
                 --epochs 20 --patience 4 $RACE
             LAST="$WORK/round9-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" = 10 ]; then
+            once "$WORK/round10-h$HIDDEN.done" sh tools/race-off.sh "$LAST" \
+                "$WORK/round10-h$HIDDEN.npz" "$WORK/round10"
+            LAST="$WORK/round10-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
