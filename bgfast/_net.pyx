@@ -1475,11 +1475,19 @@ cdef void _build_tables(NetC* net) noexcept nogil:
         kh = (last + 8) & ~7
         net.kh[k] = H if kh >= H else kh
         kh = net.kh[k]
+        for j in range(kh):
+            for n in range(5):
+                net.w2t[k][n * kh + j] = net.w2[k][j * 5 + n]
         # the groups whose rows are not all zero in those units: a net reads
         # only those (the race net of a net widened for its contact net reads
-        # none), and computes per board those not folded into T
+        # none).  wf: the base features' rows, then those of each group read
+        # and computed per board; a group folded into T (NET_SLOT_GROUPS) is
+        # added to the borne-off slot's rows below instead
+        for i in range(NET_FEATURES):
+            memcpy(net.wf[k] + i * kh, net.w1[k] + (NET_RAW_INPUTS + i) * H, kh * sizeof(float))
         net.kread[k] = 0
         net.knf[k] = NET_FEATURES
+        slot_at = -1
         at = NET_RAW_INPUTS + NET_FEATURES
         for g in range(NET_GROUPS):
             if not (net.groups >> g) & 1:
@@ -1488,27 +1496,16 @@ cdef void _build_tables(NetC* net) noexcept nogil:
                 if j % H < kh and net.w1[k][at * H + j] != 0.0:
                     net.kread[k] |= 1 << g
                     break
+            if (net.kread[k] >> g) & 1:
+                if (NET_SLOT_GROUPS >> g) & 1:
+                    slot_at = at
+                else:
+                    for i in range(2 * GROUP_SIZE[g]):
+                        memcpy(net.wf[k] + net.knf[k] * kh, net.w1[k] + (at + i) * H,
+                               kh * sizeof(float))
+                        net.knf[k] += 1
             at += 2 * GROUP_SIZE[g]
         net.kgroups[k] = net.kread[k] & ~NET_SLOT_GROUPS
-        for j in range(kh):
-            for n in range(5):
-                net.w2t[k][n * kh + j] = net.w2[k][j * 5 + n]
-        # wf: the base features' rows, then those of each computed group
-        for i in range(NET_FEATURES):
-            memcpy(net.wf[k] + i * kh, net.w1[k] + (NET_RAW_INPUTS + i) * H, kh * sizeof(float))
-        at = NET_RAW_INPUTS + NET_FEATURES
-        slot_at = -1
-        for g in range(NET_GROUPS):
-            if not (net.groups >> g) & 1:
-                continue
-            if (net.kgroups[k] >> g) & 1:
-                for i in range(2 * GROUP_SIZE[g]):
-                    memcpy(net.wf[k] + net.knf[k] * kh, net.w1[k] + (at + i) * H,
-                           kh * sizeof(float))
-                    net.knf[k] += 1
-            elif g == 5 and (net.kread[k] >> g) & 1:
-                slot_at = at
-            at += 2 * GROUP_SIZE[g]
         T = net.T[k]
         w = net.w1[k]
         memset(T, 0, NET_SLOTS * 16 * kh * sizeof(float))
@@ -1528,9 +1525,9 @@ cdef void _build_tables(NetC* net) noexcept nogil:
                 _axpy(T + _slot_row(side, 25, n) * kh, w + (side * NET_SIDE_INPUTS + 97) * H,
                       n / 15.0, kh)
                 if slot_at >= 0:             # the off group: inputs j < n are 1
-                    for j in range(min(n, 14)):
-                        _axpy(T + _slot_row(side, 25, n) * kh, w + (slot_at + 14 * side + j) * H,
-                              1.0, kh)
+                    for j in range(min(n, GROUP_SIZE[5])):
+                        _axpy(T + _slot_row(side, 25, n) * kh,
+                              w + (slot_at + GROUP_SIZE[5] * side + j) * H, 1.0, kh)
 
 
 cdef inline void _axpy(float* y, const float* x, float a, int H) noexcept nogil:

@@ -282,15 +282,13 @@ def widen(net: Net, groups) -> Net:
     old, new = net.groups, net.groups | group_mask(groups)
     a = net.arrays()
     w1 = a["w1"]
+    rows = {bit: (a0, a1) for bit, a0, a1 in group_rows(old)}
     blocks = [w1[:, :INPUTS]]
-    at = INPUTS
-    for i, g in enumerate(GROUPS):
-        n = 2 * len(GROUPS[g])
-        if old >> i & 1:
-            blocks.append(w1[:, at:at + n])
-            at += n
-        elif new >> i & 1:
-            blocks.append(np.zeros((w1.shape[0], n, w1.shape[2]), np.float32))
+    for bit, a0, a1 in group_rows(new):
+        if bit in rows:
+            blocks.append(w1[:, rows[bit][0]:rows[bit][1]])
+        else:
+            blocks.append(np.zeros((w1.shape[0], a1 - a0, w1.shape[2]), np.float32))
     meta = dict(net.meta)
     if new != old:
         meta["widened_from"] = {"layout": net.layout, "checksum": checksum(**a)}
