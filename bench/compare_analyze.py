@@ -34,6 +34,7 @@ its run, and the median and range over the rounds are shown.
 
 Run: python bench/compare_analyze.py [--n 200000] [--repeat 3]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import statistics

@@ -24,6 +24,7 @@ Usage::
 """
 from __future__ import annotations
 
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import glob
 import json

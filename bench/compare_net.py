@@ -10,6 +10,7 @@ per position (it is compared with both our forms).
 """
 from __future__ import annotations
 
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import statistics

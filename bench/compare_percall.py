@@ -21,6 +21,7 @@ gnubg-nn's cubeless ``bestmove``.
 """
 from __future__ import annotations
 
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import platform

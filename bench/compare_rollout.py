@@ -15,6 +15,13 @@ the same bear-off handling, printed with each table: by default games are
 played to the end (bgfast ``early_stop=False``; gnubg
 ``bearofftruncation exact off`` and ``onesided off``); ``--early-stop``
 pairs bgfast's stop inside its two-sided table with gnubg's ``exact on``.
+Both sides value races with their home-board tables (bgfast's 6-point race
+table, ``bench/equal_settings.py``); ``--gnubg-os-db FILE`` gives both a
+larger one-sided table instead: gnubg reads FILE (``makebearoff -o 10 -f
+FILE``), which Debian's gnubg looks for only as
+``/var/lib/gnubg/gnubg_os.bd``, so FILE is bind-mounted there in a private
+mount namespace (``unshare -m``, as root; the system's directory is not
+changed), and bgfast uses its race table of the same points.
 
 Rates on one process are in CPU time (the machine is shared: wall-clock
 rates there measure the other jobs).  gnubg's rate is the difference of two
@@ -30,13 +37,16 @@ is shared, so read the ratios.
 
 Run: python bench/compare_rollout.py [--repeat 3] [--quick] [--policy-plies 0 1 2]
      [--vr both|on|off] [--positions opening race ...] [--trials N] [--gnubg-trials S B]
-     [--early-stop] [--no-jobs2] [--evals]
+     [--early-stop] [--no-jobs2] [--evals] [--gnubg-os-db FILE]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
+import atexit
 import os
 import platform
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +62,8 @@ from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
+#: the shell command that runs ``gnubg -t`` (``--gnubg-os-db`` wraps it)
+GNUBG_CMD = f"{GNUBG} -t -q"
 #: the positions every rollout engineer measures (gnubg position IDs)
 POSITIONS = {"opening": "4HPwATDgc/ABMA", "middle": "mNvgAQaw5+ABMA",
              "race": "7bbFAADbtmkAAA", "holding": "bJ4LBwBYz8EBAw"}
@@ -160,7 +172,7 @@ def gnubg_run_once(pid, trials, vr, plies=0, cubeful=False, exact=False, digits=
         path = fh.name
     try:
         t0, c0 = time.perf_counter(), _children_cpu()
-        out = subprocess.run(["script", "-qfec", f"{GNUBG} -t -q < {path}", "/dev/null"],
+        out = subprocess.run(["script", "-qfec", f"{GNUBG_CMD} < {path}", "/dev/null"],
                              stdin=subprocess.DEVNULL, capture_output=True, check=True,
                              timeout=3600, text=True, errors="replace")
         return (time.perf_counter() - t0, _children_cpu() - c0,
@@ -286,6 +298,29 @@ def table(plies, vr, names, args):
                   f"{fmt(w1)} games/s wall-clock on one process)")
 
 
+def gnubg_with_os_db(path: str) -> int:
+    """Make gnubg read the one-sided database ``path`` as
+    ``/var/lib/gnubg/gnubg_os.bd`` (a private bind mount over a copy of that
+    directory, for gnubg's process only) and return its points."""
+    global GNUBG_CMD
+    with open(path, "rb") as fh:
+        head = fh.read(40).decode("ascii", "replace")
+    m = re.match(r"gnubg-OS-(\d\d)-15-", head)
+    if not m:
+        sys.exit(f"{path}: not a gnubg one-sided 15-checker database")
+    work = tempfile.mkdtemp(prefix="gnubg-varlib-")
+    atexit.register(shutil.rmtree, work, True)
+    for name in os.listdir("/var/lib/gnubg"):
+        src = os.path.join("/var/lib/gnubg", name)
+        if os.path.isfile(src):
+            with open(src, "rb") as a, open(os.path.join(work, name), "wb") as b:
+                b.write(a.read())
+    os.symlink(os.path.abspath(path), os.path.join(work, "gnubg_os.bd"))
+    GNUBG_CMD = (f"unshare -m sh -c 'mount --bind {work} /var/lib/gnubg && "
+                 f"exec {GNUBG} -t -q'")
+    return int(m.group(1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
@@ -303,7 +338,15 @@ def main():
                     help="skip the 2-process bgfast column")
     ap.add_argument("--evals", action="store_true", help="also 0-ply evaluations/s in batch")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--gnubg-os-db", metavar="FILE",
+                    help="a gnubg one-sided database (makebearoff -o 10 -f FILE): both engines "
+                         "value the races it holds by table (needs root for unshare -m)")
     args = ap.parse_args()
+    if args.gnubg_os_db:
+        points = gnubg_with_os_db(args.gnubg_os_db)
+        os.environ["BGFAST_RACE_POINTS"] = str(points)
+        print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
+              f"{args.gnubg_os_db} as /var/lib/gnubg/gnubg_os.bd)")
     install_bearoff_tables()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; load average at start "

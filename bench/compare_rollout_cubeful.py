@@ -14,6 +14,7 @@ machine is shared, so expect noise.
 
 Run: python bench/compare_rollout_cubeful.py [--repeat 3] [--quick]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import platform

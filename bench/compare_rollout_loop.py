@@ -17,6 +17,7 @@ interleaved and each figure is the median of ``--repeat``.
 """
 from __future__ import annotations
 
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import statistics

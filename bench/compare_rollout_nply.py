@@ -18,6 +18,7 @@ much each net's equity moves from 0 to 1 and from 1 to 2 plies.
 Run: python bench/compare_rollout_nply.py [--plies 1 2] [--vr on off] [--truncate 0 7]
      [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import platform

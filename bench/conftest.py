@@ -1,3 +1,4 @@
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import os
 import sys
 

@@ -16,6 +16,7 @@ engines' empirical variances at the same trials.
 Run: python bench/rollout_se_spread.py [--positions race opening] [--trials 1296]
      [--seeds 30] [--gnubg-seeds 30] [--first-seed 100]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import sys

@@ -19,6 +19,7 @@ evaluator's share.
 
 Run: python bench/vr_estimator.py [--games 300] [--policy gnubg|bgfast] [--positions ...]
 """
+import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
 import os
 import sys

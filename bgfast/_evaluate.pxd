@@ -1,5 +1,5 @@
 # Evaluation kernels shared by the other Cython modules (rollouts, n-ply search).
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, int64_t, uint64_t
 from bgfast._movegen cimport MoveGen
 
 cdef enum:
@@ -44,5 +44,7 @@ cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil
 # by the player on roll, by the opponent) inside the installed two-sided table
 # (1), or 0 (outside it, or no cubeful table installed)
 cdef int exact_cubeful(const uint8_t* b, double* e) noexcept nogil
-# exact or one-sided-race values for a bear-off position (1), 0 if no table covers it
+# exact or one-sided-race values for a position the installed tables hold (1), 0 if none does
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil
+# the slots (bit k: row k // 25, slot k % 25) every board the installed tables hold leaves empty
+cdef uint64_t table_empty_slots() noexcept nogil

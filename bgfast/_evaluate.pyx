@@ -12,10 +12,12 @@ are not in this file: ``bgfast._evaluator`` loads them from ``bgfast/data/pubeva
 at import and installs them with :func:`set_pubeval_weights` and
 :func:`set_calibration`.
 """
+from math import comb
+
 import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.stdint cimport uint8_t, int8_t, int64_t
+from libc.stdint cimport uint8_t, int8_t, int64_t, uint64_t
 from libc.string cimport memcpy
 from libc.math cimport exp, sqrt
 
@@ -214,49 +216,75 @@ cdef const double* TS_EQ = NULL
 cdef const double* TS_CF = NULL
 cdef Py_ssize_t TS_N = 0
 cdef int TS_C = 0
-# one-sided 6-point 15-checker: distributions of rolls to finish (r) and to
-# take the first checker off (g), windows of OS_W from OS_START*
+# one-sided 15-checker table on OS_P points (6 or more): distributions of
+# rolls to finish (r) and to take the first checker off (g), row i of each
+# holding OS_L*[i] values from OS_*[OS_O*[i]] that start at roll OS_S*[i]
 cdef const float* OS_R = NULL
 cdef const float* OS_G = NULL
+cdef const int64_t* OS_OR = NULL
+cdef const int64_t* OS_OG = NULL
 cdef const uint8_t* OS_SR = NULL
 cdef const uint8_t* OS_SG = NULL
-cdef const uint8_t* OS_LR = NULL     # per row: its window's length to the last non-zero value
+cdef const uint8_t* OS_LR = NULL
 cdef const uint8_t* OS_LG = NULL
 cdef Py_ssize_t OS_N = 0
-cdef int OS_W = 0
+cdef int OS_P = 6
+# the slots a board in an installed table leaves empty: OS_P..24 of both rows
+# (6..24 without a one-sided table)
+cdef uint64_t TABLE_EMPTY = ((<uint64_t>0x7FFFF) << 6) | ((<uint64_t>0x7FFFF) << 31)
 cdef enum:
-    OS_MAX_WINDOW = 64         # the longest one-sided window table_probs handles
+    OS_MAX_WINDOW = 64         # the longest one-sided row table_probs handles
 cdef object _keep = None
 
 
-def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, start_g,
-               cubeful=None):
+def set_tables(two_sided, int ts_checkers, one_sided=None, cubeful=None):
     """Install the bear-off tables (None to remove): ``two_sided`` float64[N, N]
-    cubeless equities in gnubg index order; the one-sided windows float32[N, W]
-    and their start rolls uint8[N]; ``cubeful`` float64[N, N, 3] the two-sided
-    no-double cubeful money equities (cube centred, owned by the roller, by
-    the opponent), or None."""
-    global TS_EQ, TS_CF, TS_N, TS_C, OS_R, OS_G, OS_SR, OS_SG, OS_LR, OS_LG, OS_N, OS_W, _keep
+    cubeless equities in gnubg index order; ``one_sided`` a one-sided
+    15-checker table's rows, ``(points, values_r, offsets_r, lengths_r,
+    starts_r, values_g, offsets_g, lengths_g, starts_g)`` (float32[M],
+    int64[N], uint8[N], uint8[N] each; row i is ``lengths[i]`` values from
+    ``values[offsets[i]]``, the first for roll ``starts[i]``); ``cubeful``
+    float64[N, N, 3] the two-sided no-double cubeful money equities (cube
+    centred, owned by the roller, by the opponent), or None."""
+    global TS_EQ, TS_CF, TS_N, TS_C, OS_R, OS_G, OS_OR, OS_OG, OS_SR, OS_SG, OS_LR, OS_LG
+    global OS_N, OS_P, TABLE_EMPTY, _keep
     cdef const double[:, ::1] ts
     cdef const double[:, :, ::1] cf
-    cdef const float[:, ::1] r
-    cdef const float[:, ::1] gg
-    cdef const uint8_t[::1] sr
-    cdef const uint8_t[::1] sg
+    cdef const float[::1] vr
+    cdef const float[::1] vg
+    cdef const int64_t[::1] orr
+    cdef const int64_t[::1] og
     cdef const uint8_t[::1] lr
     cdef const uint8_t[::1] lg
-    if one_sided_r is not None and one_sided_r.shape[1] > OS_MAX_WINDOW:
-        raise ValueError(f"one-sided windows of at most {OS_MAX_WINDOW} rolls")
+    cdef const uint8_t[::1] sr
+    cdef const uint8_t[::1] sg
+    cdef int points = 6
+    cdef Py_ssize_t i, n
+    if one_sided is not None:
+        points = one_sided[0]
+        vr, orr, lr, sr, vg, og, lg, sg = one_sided[1:]
+        n = orr.shape[0]
+        if not 6 <= points <= 24:
+            raise ValueError("a one-sided table on 6 to 24 points")
+        if n != comb(points + 15, 15):
+            raise ValueError(f"a one-sided 15-checker table on {points} points has "
+                             f"{comb(points + 15, 15)} rows, not {n}")
+        if not (lr.shape[0] == sr.shape[0] == og.shape[0] == lg.shape[0] == sg.shape[0] == n):
+            raise ValueError("the one-sided rows' arrays differ in length")
+        for i in range(n):
+            if lr[i] > OS_MAX_WINDOW or lg[i] > OS_MAX_WINDOW:
+                raise ValueError(f"one-sided rows of at most {OS_MAX_WINDOW} rolls")
+            if (orr[i] < 0 or orr[i] + lr[i] > vr.shape[0]
+                    or og[i] < 0 or og[i] + lg[i] > vg.shape[0]):
+                raise ValueError("a one-sided row lies outside its values")
     TS_EQ = TS_CF = NULL
     TS_N = 0
     OS_R = OS_G = NULL
     OS_N = 0
-    lens = (None, None)
-    if one_sided_r is not None:
-        lens = tuple(np.ascontiguousarray(
-            d.shape[1] - np.argmax(np.asarray(d)[:, ::-1] != 0, axis=1), dtype=np.uint8)
-            for d in (one_sided_r, one_sided_g))
-    _keep = (two_sided, one_sided_r, one_sided_g, start_r, start_g, cubeful, lens)
+    OS_P = points
+    TABLE_EMPTY = ((<uint64_t>0x1FFFFFF >> points) << points)
+    TABLE_EMPTY |= TABLE_EMPTY << 25
+    _keep = (two_sided, one_sided, cubeful)
     if two_sided is not None:
         if ts_checkers > 14:
             raise ValueError("the two-sided table must have fewer than 15 checkers")
@@ -269,29 +297,28 @@ def set_tables(two_sided, int ts_checkers, one_sided_r, one_sided_g, start_r, st
         TS_N = ts.shape[0]
         TS_C = ts_checkers
         TS_EQ = &ts[0, 0]
-    if one_sided_r is not None:
-        r = one_sided_r
-        gg = one_sided_g
-        sr = start_r
-        sg = start_g
-        OS_N = r.shape[0]
-        OS_W = <int>r.shape[1]
-        OS_R = &r[0, 0]
-        OS_G = &gg[0, 0]
+    if one_sided is not None:
+        OS_N = n
+        OS_R = &vr[0]
+        OS_G = &vg[0]
+        OS_OR = &orr[0]
+        OS_OG = &og[0]
         OS_SR = &sr[0]
         OS_SG = &sg[0]
-        lr = lens[0]
-        lg = lens[1]
         OS_LR = &lr[0]
         OS_LG = &lg[0]
 
 
-cdef inline int _home_counts(const uint8_t* row, int* total) noexcept nogil:
+cdef uint64_t table_empty_slots() noexcept nogil:
+    return TABLE_EMPTY
+
+
+cdef inline int _home_counts(const uint8_t* row, int points, int* total) noexcept nogil:
     cdef int i, t = 0
-    for i in range(6, 25):
+    for i in range(points, 25):
         if row[i]:
             return 0
-    for i in range(6):
+    for i in range(points):
         t += row[i]
     total[0] = t
     return 1
@@ -301,7 +328,7 @@ cdef inline int64_t _ts_pair(const uint8_t* b) noexcept nogil:
     """The two-sided table's entry (roller i, opponent j: i * TS_N + j) of
     b, or -1 outside the installed table."""
     cdef int t0, t1
-    if TS_EQ == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
+    if TS_EQ == NULL or not _home_counts(b, 6, &t0) or not _home_counts(b + 25, 6, &t1):
         return -1
     if t0 == 0 or t1 == 0 or t0 > TS_C or t1 > TS_C:
         return -1
@@ -333,13 +360,13 @@ cdef int exact_probs(const uint8_t* b, double* p) noexcept nogil:
     return 1
 
 
-cdef inline double _at(const float* d, const uint8_t* st, int W, int64_t i, int k) noexcept nogil:
-    """P(exactly k rolls) from a window row."""
-    cdef int o = k - st[i]
-    if o < 0 or o >= W:
+cdef inline double _at(const float* v, const int64_t* o, const uint8_t* st, const uint8_t* ln,
+                       int64_t i, int k) noexcept nogil:
+    """P(exactly k rolls) from row i."""
+    cdef int d = k - st[i]
+    if d < 0 or d >= ln[i]:
         return 0.0
-    return d[i * W + o]
-
+    return v[o[i] + d]
 
 
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
@@ -350,20 +377,20 @@ cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
     cdef double tg[OS_MAX_WINDOW + 1]
     if exact_probs(b, p):
         return 1
-    if OS_R == NULL or not _home_counts(b, &t0) or not _home_counts(b + 25, &t1):
+    if OS_R == NULL or not _home_counts(b, OS_P, &t0) or not _home_counts(b + 25, OS_P, &t1):
         return 0
     if t0 == 0 or t1 == 0:
         return 0
-    i = rank_counts(b + 25, 6)     # the roller
-    j = rank_counts(b, 6)
+    i = rank_counts(b + 25, OS_P)     # the roller
+    j = rank_counts(b, OS_P)
     p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
-    # the windows are zero past their lengths: the tails and sums stop there
-    window_tails(OS_R + j * OS_W, OS_LR[j], tj)
+    # the rows end at their lengths: the tails and sums stop there
+    window_tails(OS_R + OS_OR[j], OS_LR[j], tj)
     if t0 == 15:
-        window_tails(OS_G + j * OS_W, OS_LG[j], tg)
+        window_tails(OS_G + OS_OG[j], OS_LG[j], tg)
     kmax = OS_SR[i] + OS_LR[i]
     for k in range(OS_SR[i], kmax):
-        f = _at(OS_R, OS_SR, OS_W, i, k)
+        f = _at(OS_R, OS_OR, OS_SR, OS_LR, i, k)
         if f == 0.0:
             continue
         # the roller rolls first: it wins if the opponent needs >= k rolls
@@ -371,10 +398,10 @@ cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
         if t0 == 15:
             p[1] += f * window_at_least(tg, OS_SG[j], OS_LG[j], k)
     if t1 == 15:
-        window_tails(OS_G + i * OS_W, OS_LG[i], tg)
+        window_tails(OS_G + OS_OG[i], OS_LG[i], tg)
         kmax = OS_SR[j] + OS_LR[j]
         for k in range(OS_SR[j], kmax):
-            f = _at(OS_R, OS_SR, OS_W, j, k)
+            f = _at(OS_R, OS_OR, OS_SR, OS_LR, j, k)
             if f != 0.0:
                 p[3] += f * window_at_least(tg, OS_SG[i], OS_LG[i], k + 1)
     for k in range(5):
@@ -382,7 +409,7 @@ cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
             p[k] = 0.0
         elif p[k] > 1.0:
             p[k] = 1.0
-    # float32 windows: keep the cumulative order exactly
+    # float32 rows: keep the cumulative order exactly
     if p[1] > p[0]:
         p[1] = p[0]
     if p[3] > 1.0 - p[0]:

@@ -150,7 +150,10 @@ _TABLES = None
 
 def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
     """Give the kernels the bear-off tables (defaults: ``bgfast.bearoff``'s
-    cached 6-point one-sided and 6x6 two-sided tables, built on first use).
+    cached race table, :func:`bgfast.bearoff.default_race_table`, and 6x6
+    two-sided table, built on first use).  The one-sided table (15
+    checkers, 6 or more points) values every race whose checkers all lie
+    within its points, outside the two-sided table.
     The two-sided cubeless equities are copied into a dense ``float64[N, N]``
     matrix (6.8 MB for 6 checkers; fine up to about 8 checkers a side), and
     a cubeful table's no-double money equities into ``float64[N, N, 3]``
@@ -158,7 +161,7 @@ def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
     global _TABLES
     from . import bearoff
 
-    os_t = one_sided if one_sided is not None else bearoff.default_one_sided()
+    os_t = one_sided if one_sided is not None else bearoff.default_race_table()
     ts_t = two_sided if two_sided is not None else bearoff.default_two_sided()
     n = ts_t.size
     idx = np.arange(n, dtype=np.int64)
@@ -166,11 +169,7 @@ def install_bearoff_tables(one_sided=None, two_sided=None) -> None:
     vals = ts_t.values(ii.ravel(), jj.ravel())
     eq = np.ascontiguousarray(vals[:, 0].reshape(n, n))
     cubeful = np.ascontiguousarray(vals[:, 1:4].reshape(n, n, 3)) if ts_t.cubeful else None
-    r = np.ascontiguousarray(os_t.dist_r, dtype=np.float32)
-    g = np.ascontiguousarray(os_t.dist_g, dtype=np.float32)
-    sr = np.ascontiguousarray(os_t.start_r, dtype=np.uint8)
-    sg = np.ascontiguousarray(os_t.start_g, dtype=np.uint8)
-    _k.set_tables(eq, int(ts_t.checkers), r, g, sr, sg, cubeful)
+    _k.set_tables(eq, int(ts_t.checkers), os_t.kernel_rows(), cubeful)
     _TABLES = (os_t, ts_t)
 
 
@@ -190,6 +189,25 @@ def ensure_tables() -> None:
             _TABLE_ERROR = exc
             warnings.warn(f"bear-off tables unavailable ({exc}); bear-offs are evaluated "
                           "with pubeval", RuntimeWarning, stacklevel=2)
+
+
+def race_points() -> int:
+    """The points of the installed one-sided race table (installed on first
+    use; 0 without tables): the races the evaluators value by table, which
+    labels, values and benchmarks record beside the net."""
+    t = bearoff_tables(required=False)
+    return 0 if t is None else int(t[0].points)
+
+
+def use_race_points(points: int) -> None:
+    """Install the default race table of ``points`` points (and the default
+    two-sided table) unless the installed race table has them: what a
+    worker runs so that it values races as the process that gave it the
+    work did."""
+    if points and race_points() != points:
+        from . import bearoff
+
+        install_bearoff_tables(one_sided=bearoff.default_race_table(points=points))
 
 
 def bearoff_tables(required: bool = True):

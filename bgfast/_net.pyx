@@ -34,7 +34,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
                               PyThread_acquire_lock, PyThread_release_lock, NOWAIT_LOCK)
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
-from bgfast._evaluate cimport (board_contact, over_probs, table_probs, invert_probs, order_probs,
+from bgfast._evaluate cimport (board_contact, over_probs, table_probs, table_empty_slots, invert_probs, order_probs,
                                mover_probs,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
@@ -678,16 +678,12 @@ cdef inline void _off_rows(int tn, int tm, int side, int32_t* add, int* na, int3
             na[0] += 1
 
 
-# the slots 6..24 of both rows: a board with a checker there is not in a bear-off table
-cdef uint64_t _NOT_HOME = ((<uint64_t>0x7FFFF) << 6) | ((<uint64_t>0x7FFFF) << 31)
-
-
 cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) noexcept nogil:
     """Probabilities for the player on roll of a play's result r, from the base sums.
 
     Byte masks of r (which slots differ from the base, which hold checkers)
     give the game-over test, the contact test, whether a bear-off table can
-    hold r (both rows home: table_probs reads no other board) and the slots
+    hold r (no checker where the tables have none: table_probs reads no other board) and the slots
     to update, the rows in the order of the slots (the roller's row first).
     The base's sums include its hand-made inputs, so a play adds only the
     rows of the inputs that differ from the base's (about 8 of the 32 of a
@@ -705,7 +701,7 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
     if (nz & 0x1FFFFFF) == 0 or (nz >> 25) == 0:
         over_probs(r, p)
         return
-    if net.tables and (nz & _NOT_HOME) == 0 and table_probs(r, p):
+    if net.tables and (nz & table_empty_slots()) == 0 and table_probs(r, p):
         return
     b0 = 63 - __builtin_clzll(nz & 0x1FFFFFF)          # the rearmost checkers (board_contact)
     b1 = 63 - __builtin_clzll(nz >> 25)

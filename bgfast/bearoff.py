@@ -55,7 +55,9 @@ Layout 4 (packed, what bgfast writes for tables whose windows take at most
 ``len_r u8[N]``, ``len_g u8[N]``, zero padding to a multiple of 8, then the
 first ``len_r[i]`` values of every row of ``dist_r`` one after the other
 (f32, rows in gnubg order), then those of ``dist_g``; the rest of each
-window is zero.  A packed table is expanded into windows when it is opened.
+window is zero.  The kernels read a packed table's rows where they lie in
+the memory-mapped file; it is expanded into windows only when those are
+asked for (``dist_r``, ``dist_g``).
 Layout 5 is a one-sided build in progress (``FILE.partial``): the build
 state arrays of ``_bearoff.ONE_SIDED_STATE`` in build order, each aligned
 to 8 bytes, with "shells solved" = pip groups solved.
@@ -94,7 +96,8 @@ from .position import Position, as_board, as_boards
 __all__ = [
     "open", "build_one_sided", "build_two_sided", "OneSidedTable",
     "TwoSidedTable", "ProbeResult", "index", "position", "num_positions",
-    "cache_dir", "default_one_sided", "default_two_sided", "probe", "get",
+    "cache_dir", "default_one_sided", "default_race_table", "race_table_points",
+    "RACE_TABLE_POINTS", "default_two_sided", "probe", "get",
     "MissingTableError", "DatabaseError", "MAX_POINTS", "MAX_CHECKERS",
 ]
 
@@ -105,7 +108,7 @@ HEADER_SIZE = HEADER.size  # 128
 KIND_ONE_SIDED, KIND_TWO_SIDED = 1, 2
 LAYOUT_WINDOWS, LAYOUT_INT16, LAYOUT_FLOAT32, LAYOUT_PACKED = 1, 2, 3, 4
 LAYOUT_BUILD = 5          # a one-sided build in progress (its .partial file)
-PACK_LIMIT = 1 << 30      # one-sided windows up to this size are saved packed
+PACK_LIMIT = 8 << 30      # one-sided windows up to this size are saved packed
 FLAG_COMPLETE = 1
 MAX_POINTS = 13
 MAX_CHECKERS = 15
@@ -441,13 +444,17 @@ class OneSidedTable(_Table):
     """A one-sided (race) table: up to ``checkers`` checkers on ``points`` points."""
 
     def __init__(self, points, checkers, start_r, dist_r, start_g, dist_g,
-                 path=None, mm=None, source="bgfast", data_crc=None):
+                 path=None, mm=None, source="bgfast", data_crc=None, packed=None):
         self.points = int(points)
         self.checkers = int(checkers)
         self.size = num_positions(self.points, self.checkers)
-        self.window = int(dist_r.shape[1])
-        self.start_r, self.dist_r = start_r, dist_r
-        self.start_g, self.dist_g = start_g, dist_g
+        self.start_r, self.start_g = start_r, start_g
+        # windows float32[N, window] (dist_r, dist_g), or a packed file's rows
+        # (values_r, lengths_r, values_g, lengths_g, window), expanded into
+        # windows only when asked for
+        self._dist = (dist_r, dist_g)
+        self._packed = packed
+        self.window = int(packed[4] if dist_r is None else dist_r.shape[1])
         self.path = None if path is None else str(path)
         self.source = source
         #: the CRC-32 of the file's data (None: not read from a bgfast file)
@@ -466,7 +473,49 @@ class OneSidedTable(_Table):
                 "source": self.source}
 
     def _release(self):
-        self.start_r = self.dist_r = self.start_g = self.dist_g = None
+        self.start_r = self.start_g = None
+        self._dist = (None, None)
+        self._packed = None
+
+    def _windows(self):
+        if self._dist[0] is None and self._packed is not None:
+            vr, lr, vg, lg, w = self._packed
+            self._dist = (_k.unpack_rows(vr, lr, w), _k.unpack_rows(vg, lg, w))
+        return self._dist
+
+    @property
+    def dist_r(self):
+        """``float32[N, window]``: P(exactly start_r[i] + k rolls to bear off)."""
+        return self._windows()[0]
+
+    @property
+    def dist_g(self):
+        """``float32[N, window]``: the same for taking the first checker off."""
+        return self._windows()[1]
+
+    def kernel_rows(self) -> tuple:
+        """The rows the evaluation kernels read (see
+        ``bgfast._evaluate.set_tables``): ``(points, values_r, offsets_r,
+        lengths_r, starts_r, values_g, offsets_g, lengths_g, starts_g)``,
+        views of a packed file's data where the table has one."""
+        if self.checkers != 15:
+            raise DatabaseError(f"the {self.describe()} table cannot value races of 15 checkers")
+        if self._packed is not None:
+            vr, lr, vg, lg, _ = self._packed
+        else:
+            dr = np.ascontiguousarray(self.dist_r, np.float32)
+            dg = np.ascontiguousarray(self.dist_g, np.float32)
+            lr, lg = _k.row_lengths(dr), _k.row_lengths(dg)
+            vr, vg = dr.reshape(-1), dg.reshape(-1)
+        out = [self.points]
+        for v, ln, st in ((vr, lr, self.start_r), (vg, lg, self.start_g)):
+            ln = np.ascontiguousarray(ln, np.uint8)
+            if self._packed is not None:
+                off = np.cumsum(ln, dtype=np.int64) - ln
+            else:
+                off = np.arange(self.size, dtype=np.int64) * self.window
+            out += [v, off, ln, np.ascontiguousarray(st, np.uint8)]
+        return tuple(out)
 
     # ---- indices
     def index_of(self, counts) -> np.ndarray | int:
@@ -1101,7 +1150,7 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
             raise DatabaseError(f"{path}: incomplete build ({done}); "
                                 "run the build again to resume it")
         mm = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_READ)
-    # packed tables are read whole anyway: always checked
+    # packed tables (windows of at most PACK_LIMIT bytes) are always checked
     if verify or (verify is None and (h.data_size <= VERIFY_LIMIT or h.layout == LAYOUT_PACKED)):
         if _crc_of(mm, HEADER_SIZE, h.data_size) != h.data_crc:
             mm.close()
@@ -1125,7 +1174,8 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
 
 
 def _open_packed(path, h: _Header, mm, sr, sg) -> OneSidedTable:
-    """A packed one-sided table, expanded into windows (in memory)."""
+    """A packed one-sided table: its rows memory-mapped, expanded into
+    windows when first asked for."""
     N, W = h.npos, h.window
     off = HEADER_SIZE + 2 * N
     lr = np.frombuffer(mm, np.uint8, N, off)
@@ -1134,12 +1184,10 @@ def _open_packed(path, h: _Header, mm, sr, sg) -> OneSidedTable:
     off = HEADER_SIZE + _pad8(4 * N)
     if lr.max(initial=0) > W or lg.max(initial=0) > W or off + 4 * (nr + ng) != HEADER_SIZE + h.data_size:
         raise DatabaseError(f"{path}: corrupt data (packed row lengths)")
-    dr = _k.unpack_rows(np.frombuffer(mm, "<f4", nr, off), lr, W)
-    dg = _k.unpack_rows(np.frombuffer(mm, "<f4", ng, off + 4 * nr), lg, W)
-    del lr, lg
-    # copies: the map is released with the last view of it
-    return OneSidedTable(h.points, h.checkers, sr.copy(), dr, sg.copy(), dg, path, None,
-                          data_crc=h.data_crc)
+    packed = (np.frombuffer(mm, "<f4", nr, off), lr, np.frombuffer(mm, "<f4", ng, off + 4 * nr),
+              lg, W)
+    return OneSidedTable(h.points, h.checkers, sr, None, sg, None, path, mm,
+                          data_crc=h.data_crc, packed=packed)
 
 
 def _open_gnubg(path, fh, head, size):
@@ -1259,14 +1307,35 @@ def _cached(name, builder, directory):
         return t
     if p.exists():
         try:
-            t = open(p)
+            t = _open_checked_once(p)
         except DatabaseError:
             t = None
     if t is None:
         d.mkdir(parents=True, exist_ok=True)
         builder(p)
-        t = open(p)
+        t = _open_checked_once(p)
     _DEFAULTS[key] = _DEFAULTS[fast] = t
+    return t
+
+
+def _open_checked_once(p: Path):
+    """Open a cached table, checking its data's checksum only until a check
+    has passed for the file as it is now: ``FILE.checked`` records its size
+    and modification time then (a file rewritten since is checked again).
+    The race table's 258 MB are read once, not by every process."""
+    stamp = p.with_name(p.name + ".checked")
+    st = p.stat()
+    now = f"{st.st_size} {st.st_mtime_ns}"
+    try:
+        checked = stamp.read_text() == now
+    except OSError:
+        checked = False
+    t = open(p, verify=not checked)
+    if not checked:
+        try:
+            atomic_write(stamp, [now.encode()])
+        except OSError:             # a read-only cache: check every time
+            pass
     return t
 
 
@@ -1274,6 +1343,37 @@ def default_one_sided(directory=None) -> OneSidedTable:
     """The 6-point 15-checker one-sided table, built on first use and cached."""
     return _cached(f"bearoff-os-6x15-v{VERSION}.bgb",
                    lambda p: build_one_sided(6, 15, p), directory)
+
+
+#: the points of the one-sided table that values races for the evaluators
+#: (``$BGFAST_RACE_POINTS`` overrides it, 6 to 12)
+RACE_TABLE_POINTS = 10
+
+
+def race_table_points() -> int:
+    """The points of the race table :func:`default_race_table` gives:
+    ``$BGFAST_RACE_POINTS`` if set, else :data:`RACE_TABLE_POINTS`."""
+    env = os.environ.get("BGFAST_RACE_POINTS")
+    if env is None or env == "":
+        return RACE_TABLE_POINTS
+    if not (env.strip().isdigit() and 6 <= int(env) <= 12):
+        raise InvalidPositionError(f"BGFAST_RACE_POINTS must be 6 to 12, not {env!r}")
+    return int(env)
+
+
+def default_race_table(directory=None, points=None) -> OneSidedTable:
+    """The one-sided 15-checker table whose convolution values every race
+    with both sides' checkers within its points (``points``, default
+    :func:`race_table_points`; 10 by default: 3.27 M positions a side,
+    258 MB, about 10 s to build), built on first use and cached. With 6
+    points it is :func:`default_one_sided`."""
+    points = race_table_points() if points is None else int(points)
+    if not 6 <= points <= 12:
+        raise InvalidPositionError(f"a race table has 6 to 12 points, not {points}")
+    if points == 6:
+        return default_one_sided(directory)
+    return _cached(f"bearoff-os-{points}x15-v{VERSION}.bgb",
+                   lambda p: build_one_sided(points, 15, p), directory)
 
 
 def default_two_sided(directory=None) -> TwoSidedTable:

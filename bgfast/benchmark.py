@@ -75,10 +75,11 @@ from typing import Callable
 import numpy as np
 
 from .errors import BgfastError, DatabaseError
+from .evaluate import race_points, use_race_points
 from .position import Position, pack, unpack
 from .rollout import RolloutSettings
 from .traindata import (CLASSES, DEFAULT_PLAYERS as TRAINING_PLAYERS, KeyedRows, PositionSet,
-                        _parse_players, _read, _require,
+                        _meta_field, _parse_players, _read, _require,
                         _write, derive_seed, label_fields, load_keys, load_shards,
                         position_seed, prepare_directory, run_shards, sample_positions)
 
@@ -106,9 +107,9 @@ DECISIONS = "decisions.bgtd"
 EXTRAS = "extras.bgtd"
 _ARRAYS = ("index", "key", "cls", "dice", "count", "cand", "eq0", "equity", "stderr", "games")
 _IDENTITY = ("settings", "decisions", "margin", "min_candidates", "max_candidates", "net",
-             "shard_size")
+             "race_points", "shard_size")
 _EXTRA_ARRAYS = ("index", "cand", "equity", "stderr", "games")
-_EXTRA_IDENTITY = ("settings", "decisions", "net")
+_EXTRA_IDENTITY = ("settings", "decisions", "net", "race_points")
 
 
 def default_players() -> dict:
@@ -352,7 +353,7 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
     total = len(dec) if limit is None else min(int(limit), len(dec))
     expect = {"settings": label_fields(s), "decisions": dec.digest, "margin": float(margin),
               "min_candidates": int(min_candidates), "max_candidates": int(max_candidates),
-              "net": _net_checksum(), "bgfast": __version__}
+              "net": _net_checksum(), "race_points": race_points(), "bgfast": __version__}
     args = {"settings": _worker_settings(s),
             "margin": float(margin), "min_candidates": int(min_candidates),
             "max_candidates": int(max_candidates)}
@@ -416,8 +417,8 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
     decision of the benchmark in ``directory``, as :func:`choices` gives
     them) that are neither candidates nor extra plays yet, and add them to
     its ``extras.bgtd`` (see the module).  The rollouts use the reference's
-    settings and this process's net ``net``, which must be the reference's
-    (``$BGFAST_NET``); ``jobs`` processes, written at least every
+    settings and race table (installed for the call) and this process's net
+    ``net``, which must be the reference's (``$BGFAST_NET``); ``jobs`` processes, written at least every
     ``checkpoint_seconds`` and when the run stops, so that an interrupted
     run loses at most that much (run it again to finish).
     ``progress(done, total)`` follows the rollouts.  Returns a summary."""
@@ -460,6 +461,8 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
     done, fresh = 0, False
     if progress:
         progress(0, rows.size)
+    before = race_points()
+    use_race_points(_meta_field(db.meta, "race_points"))      # before the workers fork
     stream = ordered_map(_extra_block, iter(blocks), args, jobs)
     try:
         for (index, cand), (eq, se, games) in zip(blocks, stream):
@@ -474,6 +477,7 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
                 progress(done, rows.size)
     finally:
         stream.close()
+        use_race_points(before)
         if fresh:
             write()
     return {"decisions": len(db), "rolled_out": done, "extras": int(old["index"].size) + done,
@@ -549,7 +553,7 @@ def _read_extras(path, meta: dict) -> dict:
     arrays, emeta = _read(path, "benchmark-extras")
     _require(arrays, _EXTRA_ARRAYS, path)
     for k in _EXTRA_IDENTITY:
-        if emeta.get(k) != meta.get(k):
+        if _meta_field(emeta, k) != _meta_field(meta, k):
             raise DatabaseError(f"{os.fspath(path)} does not belong with the shards: its {k} differs")
     a = {k: np.asarray(arrays[k]) for k in _EXTRA_ARRAYS}
     a["cand"] = a["cand"].reshape(-1, 10)

@@ -42,7 +42,7 @@ from . import _movegen
 from . import cube as _cube
 from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
                          ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
-                         pubeval_weights)
+                         pubeval_weights, race_points, use_race_points)
 from .errors import BgfastError, InvalidPositionError
 from .formats import check_dice
 from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _frozen, _kernel_failure, legal_plays_batch
@@ -55,7 +55,7 @@ __all__ = [
     "evaluator_names", "equity", "invert", "pubeval_score", "pubeval_weights",
     "rank_plays", "rank_plays_batch", "RankedBatch", "RankedPlay", "RankedPlays", "best_play",
     "evaluate_ply", "calibration",
-    "install_bearoff_tables", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
+    "install_bearoff_tables", "race_points", "use_race_points", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
     "SourcedProbabilities", "sourced_probabilities",
 ]
 
@@ -133,22 +133,27 @@ class ExactEvaluator(Evaluator):
 
 
 class RaceEvaluator(Evaluator):
-    """Race values by convolution of the one-sided bear-off distributions
-    (every bear-off position, gammons included; finished games exactly)."""
+    """Race values by convolution of the race table's one-sided
+    distributions (every bear-off position, and every race inside the
+    installed race table, :func:`race_points`; gammons included; finished
+    games exactly)."""
 
     name = "race"
 
     def covers(self, boards) -> np.ndarray:
         b = as_boards(boards)
         cls = classify_boards(b)
-        return (cls == PositionClass.BEAROFF) | (cls == PositionClass.OVER)
+        race = cls == PositionClass.RACE
+        if race.any():
+            race[race] = bearoff_tables()[0].probe_batch(b[race])["inside"]
+        return (cls == PositionClass.BEAROFF) | (cls == PositionClass.OVER) | race
 
     def evaluate_batch(self, boards) -> np.ndarray:
         b = as_boards(boards)
         ok = self.covers(b)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise InvalidPositionError(f"board {i} is not a bear-off position")
+            raise InvalidPositionError(f"board {i} is outside the {race_points()}-point race table")
         out = bearoff_tables()[0].probe_batch(b)["probs"]
         over = classify_boards(b) == PositionClass.OVER
         if over.any():

@@ -68,7 +68,8 @@ from ._workers import WorkerError, cores, ordered_map
 from .cube import CubeContext, CubeDecision, valued_decisions
 from .errors import BgfastError, InvalidCubeError, InvalidPositionError
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
-                       ensure_tables as _ensure_tables, invert)
+                       ensure_tables as _ensure_tables, invert,
+                       race_points as _race_points, use_race_points as _use_race_points)
 from .movegen import ALL_ROLLS
 from .position import Position, as_board, as_boards
 
@@ -253,6 +254,7 @@ class RolloutSettings:
         # names, so that a worker process installs the same kernels
         params["policy_name"] = self.policy
         params["evaluator_name"] = self.evaluator
+        params["race_points"] = _race_points()
         return params
 
     def to_dict(self) -> dict:
@@ -434,6 +436,7 @@ class CubeRolloutResult:
 def run_chunk(starts: np.ndarray, first: int, count: int, params: dict):
     """Trials ``first .. first+count-1`` of every start board (a task)."""
     _ensure_tables()
+    _use_race_points(params.get("race_points", 0))
     if "policy_name" in params:           # a fresh worker: install level / net kernels
         _policy_slot(params["policy_name"])
         _evaluator_slot(params["evaluator_name"])

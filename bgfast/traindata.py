@@ -73,7 +73,7 @@ from . import _net
 from ._files import atomic_open, check_writable
 from ._workers import cores, ordered_map
 from .errors import BgfastError, DatabaseError
-from .evaluate import get_evaluator
+from .evaluate import get_evaluator, race_points
 from .position import PositionClass, classify_boards, pack, unpack
 from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 
@@ -576,15 +576,24 @@ def label_files(directory) -> tuple[list, Path | None]:
     return shards, partial if partial.exists() else None
 
 
+#: identity fields that older files lack, and the value they were made with
+_LEGACY_FIELDS = {"race_points": 6}
+
+
+def _meta_field(meta: dict, k: str):
+    """A file's identity field ``k`` (:data:`_LEGACY_FIELDS` where it has none)."""
+    return meta.get(k, _LEGACY_FIELDS.get(k))
+
+
 def _read_shard(path, expect: dict | None = None, kind: str = "labels",
                 names: tuple = _LABEL_ARRAYS) -> tuple[dict, dict]:
     arrays, meta = _read(path, kind)
     _require(arrays, names, path)
     if expect is not None:
         for k, v in expect.items():
-            if meta.get(k) != v:
+            if _meta_field(meta, k) != v:
                 raise DatabaseError(f"{os.fspath(path)} does not belong with this run: its {k} "
-                                    f"is {meta.get(k)!r}, not {v!r}")
+                                    f"is {_meta_field(meta, k)!r}, not {v!r}")
     return arrays, meta
 
 
@@ -660,7 +669,7 @@ def _label_run(positions, fields: dict, work: Callable, args, out, *, resume: bo
     ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
     total = len(ps) if limit is None else min(int(limit), len(ps))
     expect = {"settings": fields, "positions": ps.digest, "net": _net_checksum(),
-              "bgfast": __version__}
+              "race_points": race_points(), "bgfast": __version__}
 
     def rows_of(a, result):
         mean, se, games, plies = result
@@ -884,7 +893,7 @@ def _blocks(done: int, total: int, block: int, shard: int):
 
 
 def load_shards(directory, kind: str = "labels", names: tuple = _LABEL_ARRAYS,
-                identity: tuple = ("settings", "positions", "net", "shard_size"), *,
+                identity: tuple = ("settings", "positions", "net", "race_points", "shard_size"), *,
                 partial: bool = True, what: str = "labels") -> tuple[dict, dict]:
     """The rows of every shard of a directory written by :func:`run_shards`
     (with ``partial``, also the shard being filled), in order, and the meta
@@ -896,7 +905,7 @@ def load_shards(directory, kind: str = "labels", names: tuple = _LABEL_ARRAYS,
     parts, meta0 = [], None
     for p in files:
         a, meta = _read_shard(p, None, kind, names)
-        key = {k: meta.get(k) for k in identity}
+        key = {k: _meta_field(meta, k) for k in identity}
         if meta0 is None:
             meta0 = key
         elif key != meta0:

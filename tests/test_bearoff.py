@@ -571,12 +571,27 @@ def test_defaults_are_cached(tmp_path, monkeypatch):
     assert bo.cache_dir() == tmp_path
     t = bo.default_two_sided()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["bearoff-ts-6x6-cubeful-v1.bgb"]
-    mtime = (tmp_path / files[0]).stat().st_mtime_ns
+    assert files == ["bearoff-ts-6x6-cubeful-v1.bgb", "bearoff-ts-6x6-cubeful-v1.bgb.checked"]
+    path = tmp_path / files[0]
+    mtime = path.stat().st_mtime_ns
     bo._DEFAULTS.clear()
     t2 = bo.default_two_sided()
-    assert (tmp_path / files[0]).stat().st_mtime_ns == mtime
+    assert path.stat().st_mtime_ns == mtime
     assert np.array_equal(t.values([5], [7]), t2.values([5], [7]))
+    # its checksum is checked once; a file changed since is checked again,
+    # and a corrupt one is built anew
+    good = path.read_bytes()
+    want = np.array(t.values([5, 9], [7, 2]))
+    bad = bytearray(good)
+    bad[-3] ^= 0x40
+    t.close()
+    t2.close()
+    path.write_bytes(bytes(bad))
+    bo._DEFAULTS.clear()
+    t3 = bo.default_two_sided()
+    assert path.read_bytes() == good
+    assert np.array_equal(t3.values([5, 9], [7, 2]), want)
+    assert (tmp_path / files[1]).read_text() == f"{path.stat().st_size} {path.stat().st_mtime_ns}"
 
 
 # ------------------------------------------------------------- files

@@ -325,6 +325,26 @@ def test_the_extra_plays_file_does_not_depend_on_the_order_or_an_interruption(bu
     assert _files(one) == _files(two)
 
 
+def test_extend_rolls_out_with_the_references_race_table(built, tmp_path):
+    """A benchmark records its race table, and extend rolls out with it
+    whatever table the process values races with."""
+    from bgfast import _evaluator, bearoff
+
+    db = bm.load(built[0])
+    assert db.meta["race_points"] == 10
+    keys = _outside_plays(db, last=False)[1]
+    one = _copy(built[0], tmp_path / "one")
+    bm.extend(one, keys, jobs=1)
+    two = _copy(built[0], tmp_path / "two")
+    _evaluator.install_bearoff_tables(one_sided=bearoff.default_one_sided())
+    try:
+        bm.extend(two, keys, jobs=2)
+        assert _evaluator.race_points() == 6
+    finally:
+        _evaluator.install_bearoff_tables()
+    assert _files(one) == _files(two)
+
+
 def test_extend_refuses_bad_plays_another_net_and_damaged_files(built, tmp_path, monkeypatch):
     d = _copy(built[0], tmp_path / "x")
     db = bm.load(d)

@@ -350,10 +350,15 @@ def test_cli_evaluate():
 
 
 def test_pubeval_alone_and_composite_differ_only_where_tables_apply(boards):
+    from bgfast.evaluate import bearoff_tables
+
     pub = get_evaluator("pubeval").evaluate_batch(boards)
     comp = get_evaluator("composite").evaluate_batch(boards)
     cls = classify_boards(boards)
-    table = cls == PositionClass.BEAROFF
+    # the bear-offs, and the races inside the race table
+    table = (cls == PositionClass.BEAROFF) | (
+        (cls == PositionClass.RACE) & bearoff_tables()[0].probe_batch(boards)["inside"])
+    assert (table & (cls == PositionClass.RACE)).any()
     np.testing.assert_array_equal(pub[~table], comp[~table])
     assert table.any() and (np.abs(pub[table] - comp[table]).max(axis=1) > 1e-6).mean() > 0.9
     cal = evaluate.calibration()
@@ -371,7 +376,7 @@ def test_missing_bearoff_tables_degrade_gracefully(monkeypatch):
 
     monkeypatch.setattr(_evaluator, "_TABLES", None)
     monkeypatch.setattr(_evaluator, "_TABLE_ERROR", None)
-    monkeypatch.setattr(bearoff, "default_one_sided", broken)
+    monkeypatch.setattr(bearoff, "default_race_table", broken)
     with pytest.warns(RuntimeWarning, match="bear-off tables unavailable"):
         _evaluator.ensure_tables()
     home = np.zeros((1, 2, 25), dtype=np.uint8)
@@ -412,3 +417,155 @@ def test_rank_plays_batch_is_the_single_ranking_for_every_board(plies, evaluator
         seg = batch.order[batch.offsets[i]:batch.offsets[i + 1]]
         if plies == 0 and evaluator != "pubeval" and len(seg) > 1:
             assert (np.diff(eq[seg]) <= 1e-15).all()          # best first
+
+
+def _race_boards(rng, n, points):
+    """Races with every checker of both sides within ``points`` points of
+    home, 1-15 checkers a side (all 15 in about a third of them)."""
+    out = np.zeros((n, 2, 25), dtype=np.uint8)
+    for i in range(n):
+        for side in range(2):
+            k = 15 if rng.random() < 0.35 else int(rng.integers(1, 16))
+            np.add.at(out[i, side], rng.integers(0, points, size=k), 1)
+    return out
+
+
+@pytest.fixture
+def six_point_race_table():
+    """Installs the 6-point one-sided table as the race table for one test."""
+    from bgfast import _evaluator, bearoff
+
+    _evaluator.install_bearoff_tables(one_sided=bearoff.default_one_sided())
+    yield
+    _evaluator.install_bearoff_tables()
+
+
+def test_the_race_table_values_every_race_inside_it():
+    """The default race table (10 points) values every race whose checkers
+    lie within its points: by convolution, in the batch kernel, in the
+    play ranker's incremental path and at 1 ply; outside it the net."""
+    from bgfast import bearoff
+    from bgfast.evaluate import bearoff_tables, race_points, rank_plays_batch
+
+    assert race_points() == bearoff.RACE_TABLE_POINTS == 10
+    table = bearoff_tables()[0]
+    assert table.points == 10 and table.checkers == 15
+    rng = np.random.default_rng(31)
+    b = _race_boards(rng, 400, 10)
+    inside = classify_boards(b) == PositionClass.RACE
+    assert inside.sum() > 300
+    ref = table.probe_batch(b)["probs"]
+    net = get_evaluator("net")
+    np.testing.assert_allclose(net.evaluate_batch(b)[inside], ref[inside], atol=1e-6)
+    np.testing.assert_allclose(get_evaluator("composite").evaluate_batch(b)[inside], ref[inside],
+                               atol=1e-6)
+    # the 21 rolls' plays: the ranker values each result incrementally
+    dice = rng.integers(1, 7, size=(len(b), 2))
+    ranked = rank_plays_batch(b[inside], dice[inside], evaluator="net")
+    res = ranked.results
+    live = classify_boards(res) == PositionClass.RACE
+    assert live.sum() > 1000
+    mover = table.probe_batch(res)["probs"][live]
+    theirs = np.stack([1 - mover[:, 0], mover[:, 3], mover[:, 4], mover[:, 1], mover[:, 2]], 1)
+    np.testing.assert_allclose(ranked.probs[live], theirs, atol=1e-6)
+    # one ply: the average over the rolls of the table's values of the plays
+    one = evaluate_ply(b[:3], 1, net)
+    one_ref = evaluate_ply(b[:3], 1, get_evaluator("race"))
+    np.testing.assert_allclose(one, one_ref, atol=1e-6)
+    # a checker on the 11-point: the net
+    far = b[inside][:50].copy()
+    far[:, 1, 10] += 1
+    far[:, 1, :10] = np.minimum(far[:, 1, :10], 14 // 10)
+    assert not table.probe_batch(far)["inside"].any()
+    assert np.abs(net.evaluate_batch(far) - table.probe_batch(b[inside][:50])["probs"]).max() > 1e-3
+
+
+def test_the_race_table_changes_nothing_in_the_home_boards(six_point_race_table):
+    from bgfast import _evaluator
+
+    rng = np.random.default_rng(32)
+    b = _race_boards(rng, 300, 6)
+    b[:40, 1, :] = 0
+    b[:40, 1, 0] = 15             # gammons on both sides
+    six = get_evaluator("net").evaluate_batch(b)
+    _evaluator.install_bearoff_tables()
+    assert _evaluator.race_points() == 10
+    np.testing.assert_array_equal(get_evaluator("net").evaluate_batch(b), six)
+
+
+def test_the_six_point_race_table_leaves_the_longer_races_to_the_net(six_point_race_table):
+    from bgfast import bearoff
+    from bgfast.evaluate import race_points
+
+    assert race_points() == 6
+    rng = np.random.default_rng(33)
+    b = _race_boards(rng, 200, 10)
+    home = classify_boards(b) == PositionClass.BEAROFF
+    race = classify_boards(b) == PositionClass.RACE
+    ref = bearoff.default_race_table().probe_batch(b)["probs"]
+    got = get_evaluator("net").evaluate_batch(b)
+    np.testing.assert_allclose(got[home], ref[home], atol=1e-6)
+    assert np.abs(got[race] - ref[race]).max(axis=1).mean() > 1e-3
+
+
+@pytest.mark.parametrize("value", ["5", "13", "ten", "-1"])
+def test_a_bad_race_table_size_is_refused(monkeypatch, value):
+    from bgfast import bearoff
+    from bgfast.errors import InvalidPositionError
+
+    monkeypatch.setenv("BGFAST_RACE_POINTS", value)
+    with pytest.raises(InvalidPositionError, match="BGFAST_RACE_POINTS"):
+        bearoff.race_table_points()
+    with pytest.raises(InvalidPositionError, match="6 to 12"):
+        bearoff.default_race_table(points=int(value) if value.lstrip("-").isdigit() else 99)
+
+
+def test_a_rollout_worker_values_races_with_the_table_it_is_given(six_point_race_table):
+    """A rollout's parameters carry the race table's points, and a worker
+    (a fresh process, a Ray task) installs that table before it plays."""
+    from bgfast.evaluate import race_points
+    from bgfast.rollout import RolloutSettings, run_chunk
+
+    s = RolloutSettings(trials=2, seed=3, policy="pubeval", evaluator="composite", backend="serial")
+    six = s.kernel_params()
+    assert six["race_points"] == 6
+    start = np.ascontiguousarray(_race_boards(np.random.default_rng(1), 1, 10)[:, ::-1])
+    a = run_chunk(start, 0, 2, six)
+    params = dict(six, race_points=10)
+    b = run_chunk(start, 0, 2, params)
+    assert race_points() == 10
+    assert not np.array_equal(a[0], b[0])
+    np.testing.assert_array_equal(run_chunk(start, 0, 2, six)[0], a[0])
+    assert race_points() == 6
+
+
+def test_any_one_sided_table_can_be_the_race_table():
+    """A table built in memory (windows, not a packed file) on 7 points: the
+    kernels read its rows in place, and value the races within 7 points
+    by it (the home boards to the same bits as the default table)."""
+    from bgfast import _evaluator, bearoff
+
+    seven = bearoff.build_one_sided(7, 15)
+    assert seven._packed is None
+    rows = seven.kernel_rows()
+    assert rows[0] == 7 and rows[2][1] == seven.window     # row i at i * window
+    rng = np.random.default_rng(34)
+    b = _race_boards(rng, 300, 7)
+    home = classify_boards(b) == PositionClass.BEAROFF
+    race = classify_boards(b) == PositionClass.RACE
+    before = get_evaluator("net").evaluate_batch(b)
+    _evaluator.install_bearoff_tables(one_sided=seven)
+    try:
+        assert _evaluator.race_points() == 7
+        got = get_evaluator("net").evaluate_batch(b)
+    finally:
+        _evaluator.install_bearoff_tables()
+    np.testing.assert_allclose(got[race], seven.probe_batch(b)["probs"][race], atol=1e-6)
+    np.testing.assert_array_equal(got[home], before[home])
+    with pytest.raises(ValueError, match="rows, not"):
+        _evaluator._k.set_tables(None, 0, (8,) + rows[1:])
+    with pytest.raises(ValueError, match="outside its values"):
+        bad = list(rows)
+        bad[2] = rows[2] + 10 ** 9
+        _evaluator._k.set_tables(None, 0, tuple(bad))
+    _evaluator.install_bearoff_tables()

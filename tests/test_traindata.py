@@ -166,7 +166,8 @@ def test_load_keys_reads_positions_and_decisions(sample, positions_file, tmp_pat
         td.load_keys(shard)
 
 
-def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_path, run):
+def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_path, run,
+                                                   monkeypatch):
     from bgfast import net as netmod
     from bgfast.evaluate import equity
 
@@ -190,6 +191,22 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
         td.label_values(sample, 2, part, resume=True, shard_size=50)
     with pytest.raises(BgfastError, match="plies must be 1, 2 or 3"):
         td.label_values(sample, 0, tmp_path / "W")
+    # the race table is part of what the values are: recorded, and checked on resume
+    assert lab.meta["race_points"] == 10
+    with monkeypatch.context() as m:
+        m.setattr(td, "race_points", lambda: 6)
+        with pytest.raises(DatabaseError, match="its race_points is 10, not 6"):
+            td.label_values(sample, 1, part, resume=True, shard_size=50)
+    # files made before the race table was recorded were made with the 6-point one
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    for f in sorted(out.iterdir()):
+        arrays, meta = td._read(f, "labels")
+        del meta["race_points"]
+        td._write(legacy / f.name, "labels", arrays, meta)
+    assert td.load_labels(legacy).meta["race_points"] == 6
+    with pytest.raises(DatabaseError, match="its race_points is 6, not 10"):
+        td.label_values(sample, 1, legacy, resume=True, shard_size=50)
     r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 1, "-j", 1,
             "--limit", 30, "--json")
     assert r.exit_code == 0, r.output

@@ -9,6 +9,9 @@ set -e
 cd "$(dirname "$0")/.."
 # the net that made these data (their shards record its checksum)
 export BGFAST_NET=data/net/td-net.npz
+# the shipped data and nets were made with the 6-point race table: the net valued
+# the races outside the home boards (docs/bearoff.md#the-race-table)
+export BGFAST_RACE_POINTS=6
 RESUME=""
 [ -f data/benchmark-full/decisions.bgtd ] && RESUME="--resume"
 BGFAST_PROGRESS=1 TQDM_MININTERVAL=300 nice -n 19 python -m bgfast benchmark build \

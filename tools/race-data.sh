@@ -8,6 +8,9 @@ set -e
 cd "$(dirname "$0")/.."
 # the net that made these data (their shards record its checksum)
 export BGFAST_NET=data/net/td-net.npz
+# the shipped data and nets were made with the 6-point race table: the net valued
+# the races outside the home boards (docs/bearoff.md#the-race-table)
+export BGFAST_RACE_POINTS=6
 mkdir -p data/race
 if [ ! -f data/race/positions.bgtd ]; then
     nice -n 19 python -m bgfast data positions -n 40000 --seed 3 --class race --no-bearoffs \

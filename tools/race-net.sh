@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/bgfast-race-net.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 export BGFAST_NET=data/net/td-net.npz
+# the shipped data and nets were made with the 6-point race table: the net valued
+# the races outside the home boards (docs/bearoff.md#the-race-table)
+export BGFAST_RACE_POINTS=6
 python -m bgfast data values data/race/positions.bgtd -o "$TMP/race" --plies 1
 python -m bgfast data values data/training/positions.bgtd -o "$TMP/training" --plies 1
 python -m bgfast train supervised "$TMP/race" "$TMP/training" -o "$OUT" --init data/net/td-net.npz \

@@ -1,6 +1,10 @@
 # Shell functions of the net-making scripts (tools/contact-net.sh,
 # tools/race-off.sh), sourced from the repository's root with WORK set.
 
+# the shipped data and nets were made with the 6-point race table: the net valued
+# the races outside the home boards (docs/bearoff.md#the-race-table)
+export BGFAST_RACE_POINTS=6
+
 # once DONE COMMAND...: run COMMAND, then mark the step done; skipped once DONE exists
 once() {
     done_="$1"

@@ -7,6 +7,9 @@ set -e
 cd "$(dirname "$0")/.."
 # the net that made these data (their shards record its checksum)
 export BGFAST_NET=data/net/td-net.npz
+# the shipped data and nets were made with the 6-point race table: the net valued
+# the races outside the home boards (docs/bearoff.md#the-race-table)
+export BGFAST_RACE_POINTS=6
 mkdir -p data/training
 if [ ! -f data/training/positions.bgtd ]; then
     nice -n 19 python -m bgfast data positions -n 200000 --seed 1 -o data/training/positions.bgtd
