@@ -418,9 +418,10 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
     them) that are neither candidates nor extra plays yet, and add them to
     its ``extras.bgtd`` (see the module).  The rollouts use the reference's
     settings and race table (installed for the call) and this process's net
-    ``net``, which must be the reference's (``$BGFAST_NET``); ``jobs`` processes, written at least every
-    ``checkpoint_seconds`` and when the run stops, so that an interrupted
-    run loses at most that much (run it again to finish).
+    ``net``, which must be the reference's (``$BGFAST_NET``); ``jobs``
+    processes, written at least every ``checkpoint_seconds`` and when the
+    run stops, so that an interrupted run loses at most that much (run it
+    again to finish).
     ``progress(done, total)`` follows the rollouts.  Returns a summary."""
     import time
 
