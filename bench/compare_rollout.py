@@ -298,11 +298,11 @@ def table(plies, vr, names, args):
                   f"{fmt(w1)} games/s wall-clock on one process)")
 
 
-def gnubg_with_os_db(path: str) -> int:
-    """Make gnubg read the one-sided database ``path`` as
-    ``/var/lib/gnubg/gnubg_os.bd`` (a private bind mount over a copy of that
-    directory, for gnubg's process only) and return its points."""
-    global GNUBG_CMD
+def gnubg_with_os_db(path: str) -> tuple[int, str]:
+    """``(points, command)``: the shell command that runs ``gnubg -t -q``
+    (with any arguments after it) reading the one-sided database ``path``
+    as ``/var/lib/gnubg/gnubg_os.bd`` (a private bind mount over a copy of
+    that directory, for gnubg's process only), and the database's points."""
     with open(path, "rb") as fh:
         head = fh.read(40).decode("ascii", "replace")
     m = re.match(r"gnubg-OS-(\d\d)-15-", head)
@@ -316,9 +316,8 @@ def gnubg_with_os_db(path: str) -> int:
             with open(src, "rb") as a, open(os.path.join(work, name), "wb") as b:
                 b.write(a.read())
     os.symlink(os.path.abspath(path), os.path.join(work, "gnubg_os.bd"))
-    GNUBG_CMD = (f"unshare -m sh -c 'mount --bind {work} /var/lib/gnubg && "
-                 f"exec {GNUBG} -t -q'")
-    return int(m.group(1))
+    return int(m.group(1)), (f"unshare -m sh -c 'mount --bind {work} /var/lib/gnubg && "
+                             f"exec {GNUBG} -t -q \"$@\"' sh")
 
 
 def main():
@@ -343,7 +342,8 @@ def main():
                          "value the races it holds by table (needs root for unshare -m)")
     args = ap.parse_args()
     if args.gnubg_os_db:
-        points = gnubg_with_os_db(args.gnubg_os_db)
+        global GNUBG_CMD
+        points, GNUBG_CMD = gnubg_with_os_db(args.gnubg_os_db)
         os.environ["BGFAST_RACE_POINTS"] = str(points)
         print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
               f"{args.gnubg_os_db} as /var/lib/gnubg/gnubg_os.bd)")

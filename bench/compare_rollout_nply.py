@@ -13,10 +13,12 @@ per-game variance (games x SE^2; speed at equal standard error is games/s
 over the variance).  gnubg's start-up (loading its nets and databases) is
 measured once and subtracted.  ``--cache`` adds bgfast with and without its
 evaluation cache (hit rate, games/s); ``--consistency`` prints instead how
-much each net's equity moves from 0 to 1 and from 1 to 2 plies.
+much each net's equity moves from 0 to 1 and from 1 to 2 plies.  Both
+sides value races with their home-board tables; ``--gnubg-os-db FILE``
+gives both a larger one-sided table, as in ``bench/compare_rollout.py``.
 
 Run: python bench/compare_rollout_nply.py [--plies 1 2] [--vr on off] [--truncate 0 7]
-     [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache]
+     [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache] [--gnubg-os-db FILE]
 """
 import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
@@ -38,6 +40,8 @@ from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
+#: the shell command that runs ``gnubg -t -q`` (``--gnubg-os-db`` wraps it)
+GNUBG_CMD = f"{GNUBG} -t -q"
 POSITIONS = {"opening": "4HPwATDgc/ABMA", "middle": "mNvgAQaw5+ABMA", "race": "7bbFAADbtmkAAA",
              "holding": "bJ4LBwBYz8EBAw"}
 
@@ -89,7 +93,7 @@ def _gnubg_run(script: str):
         path = fh.name
     try:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = subprocess.run(["script", "-qc", f"{GNUBG} -t -q -c {path}", "/dev/null"],
+        out = subprocess.run(["script", "-qc", f"{GNUBG_CMD} -c {path}", "/dev/null"],
                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              check=True, timeout=7200).stdout
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -188,7 +192,18 @@ def main():
     ap.add_argument("--cache", action="store_true", help="bgfast with and without its cache")
     ap.add_argument("--consistency", action="store_true",
                     help="only the equity moves between plies of both nets (needs gnubg-nn)")
+    ap.add_argument("--gnubg-os-db", metavar="FILE",
+                    help="a gnubg one-sided database (makebearoff -o 10 -f FILE): both engines "
+                         "value the races it holds by table (needs root for unshare -m)")
     args = ap.parse_args()
+    if args.gnubg_os_db:
+        from compare_rollout import gnubg_with_os_db
+
+        global GNUBG_CMD
+        points, GNUBG_CMD = gnubg_with_os_db(args.gnubg_os_db)
+        os.environ["BGFAST_RACE_POINTS"] = str(points)
+        print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
+              f"{args.gnubg_os_db} as /var/lib/gnubg/gnubg_os.bd)")
     install_bearoff_tables()
     if args.consistency:
         ply_consistency()
