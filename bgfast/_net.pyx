@@ -34,7 +34,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
                               PyThread_acquire_lock, PyThread_release_lock, NOWAIT_LOCK)
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
-from bgfast._evaluate cimport (board_contact, over_probs, table_probs, table_empty_slots, invert_probs, order_probs,
+from bgfast._evaluate cimport (board_contact, over_probs, table_probs, exact_probs, table_empty_slots, invert_probs, order_probs,
                                mover_probs,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
@@ -911,7 +911,9 @@ def cache_counters(bint reset=False):
 cdef int net_value(NetCtx* c, const NetC* net, const uint8_t* b, int plies, int depth,
                    double* p) noexcept nogil:
     """n-ply probabilities of b for the player on roll: the average over the 21
-    rolls of the value after the best 0-ply play, looked at one ply less."""
+    rolls of the value after the best 0-ply play, looked at one ply less.
+    The two-sided table's exact values end the search; the one-sided race
+    table's convolution (an approximation) is looked past, like the net's."""
     cdef uint8_t nb[64]
     cdef double q[5]
     cdef double r[5]
@@ -921,7 +923,7 @@ cdef int net_value(NetCtx* c, const NetC* net, const uint8_t* b, int plies, int 
     if plies <= 0 or depth >= NET_MAX_DEPTH or _over(b):
         net_onroll(net, b, p)
         return 0
-    if net.tables and table_probs(b, p):
+    if net.tables and exact_probs(b, p):
         return 0
     for o in range(5):
         p[o] = 0.0

@@ -569,3 +569,30 @@ def test_any_one_sided_table_can_be_the_race_table():
         bad[2] = rows[2] + 10 ** 9
         _evaluator._k.set_tables(None, 0, tuple(bad))
     _evaluator.install_bearoff_tables()
+
+
+def test_the_nets_search_looks_past_the_one_sided_table_and_stops_at_exact_values():
+    """n plies mean n plies wherever the race table's convolution (an
+    approximation) values a position, as in gnubg; the two-sided table's
+    exact values end the search."""
+    race = get_evaluator("race")
+    rng = np.random.default_rng(35)
+    b = _race_boards(rng, 40, 10)
+    b = b[classify_boards(b) == PositionClass.RACE][:6]
+    home = np.zeros((1, 2, 25), dtype=np.uint8)
+    home[0, 0, :6] = [1, 0, 2, 0, 1, 0]
+    home[0, 1, :6] = [0, 2, 0, 1, 0, 1]                 # inside the two-sided table
+    want = np.zeros((len(b), 5))
+    for i, board in enumerate(b):
+        for (d1, d2), w in zip(ALL_ROLLS, ROLL_WEIGHTS):
+            res = np.stack([p.position.board for p in legal_plays(Position(board), int(d1), int(d2))])
+            q = race.evaluate_batch(res)
+            want[i] += w / 36 * invert(q[int(np.argmax(-equity(q)))])
+    from bgfast.net import default_net
+
+    net = default_net()                  # its compiled search (rollouts, rankings, values)
+    got = net.evaluate_plies(b, 1)
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    np.testing.assert_allclose(evaluate_ply(b, 1, get_evaluator("net")), want, atol=1e-6)
+    assert np.abs(got - net.evaluate_batch(b)).max() > 1e-5     # a look past the table
+    np.testing.assert_allclose(net.evaluate_plies(home, 2), net.evaluate_batch(home), atol=1e-8)
