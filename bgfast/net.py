@@ -60,9 +60,14 @@ __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileErro
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
            "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "MAX_HIDDEN",
-           "NET_NAMES"]
+           "NET_NAMES", "SEARCH_VERSION"]
 
 FORMAT_VERSION = 1
+#: The version of the kernel's n-ply search, which labels and values record
+#: beside the net (2: the search looks past the one-sided race table's
+#: values and stops only at the two-sided table's exact ones; files without
+#: the field were made with version 1, which stopped at both).
+SEARCH_VERSION = 2
 #: The most hidden units a net may have (the kernel's limit).
 MAX_HIDDEN = _net.MAX_HIDDEN
 #: The kernel nets of a weights set, by index (a set of two has the first two).

@@ -577,7 +577,7 @@ def label_files(directory) -> tuple[list, Path | None]:
 
 
 #: identity fields that older files lack, and the value they were made with
-_LEGACY_FIELDS = {"race_points": 6}
+_LEGACY_FIELDS = {"race_points": 6, "search": 1}
 
 
 def _meta_field(meta: dict, k: str):
@@ -668,8 +668,10 @@ def _label_run(positions, fields: dict, work: Callable, args, out, *, resume: bo
         raise BgfastError("limit must be >= 0")
     ps = positions if isinstance(positions, PositionSet) else load_positions(positions)
     total = len(ps) if limit is None else min(int(limit), len(ps))
+    from .net import SEARCH_VERSION
+
     expect = {"settings": fields, "positions": ps.digest, "net": _net_checksum(),
-              "race_points": race_points(), "bgfast": __version__}
+              "race_points": race_points(), "search": SEARCH_VERSION, "bgfast": __version__}
 
     def rows_of(a, result):
         mean, se, games, plies = result
@@ -893,7 +895,8 @@ def _blocks(done: int, total: int, block: int, shard: int):
 
 
 def load_shards(directory, kind: str = "labels", names: tuple = _LABEL_ARRAYS,
-                identity: tuple = ("settings", "positions", "net", "race_points", "shard_size"), *,
+                identity: tuple = ("settings", "positions", "net", "race_points", "search",
+                                   "shard_size"), *,
                 partial: bool = True, what: str = "labels") -> tuple[dict, dict]:
     """The rows of every shard of a directory written by :func:`run_shards`
     (with ``partial``, also the shard being filled), in order, and the meta

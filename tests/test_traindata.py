@@ -207,6 +207,17 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
     assert td.load_labels(legacy).meta["race_points"] == 6
     with pytest.raises(DatabaseError, match="its race_points is 6, not 10"):
         td.label_values(sample, 1, legacy, resume=True, shard_size=50)
+    # and the version of the search: files without it were made with version 1
+    assert lab.meta["search"] == netmod.SEARCH_VERSION == 2
+    old = tmp_path / "search-1"
+    old.mkdir()
+    for f in sorted(out.iterdir()):
+        arrays, meta = td._read(f, "labels")
+        del meta["search"]
+        td._write(old / f.name, "labels", arrays, meta)
+    assert td.load_labels(old).meta["search"] == 1
+    with pytest.raises(DatabaseError, match="its search is 1, not 2"):
+        td.label_values(sample, 1, old, resume=True, shard_size=50)
     r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 1, "-j", 1,
             "--limit", 30, "--json")
     assert r.exit_code == 0, r.output
