@@ -197,27 +197,19 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
         m.setattr(td, "race_points", lambda: 6)
         with pytest.raises(DatabaseError, match="its race_points is 10, not 6"):
             td.label_values(sample, 1, part, resume=True, shard_size=50)
-    # files made before the race table was recorded were made with the 6-point one
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    for f in sorted(out.iterdir()):
-        arrays, meta = td._read(f, "labels")
-        del meta["race_points"]
-        td._write(legacy / f.name, "labels", arrays, meta)
-    assert td.load_labels(legacy).meta["race_points"] == 6
-    with pytest.raises(DatabaseError, match="its race_points is 6, not 10"):
-        td.label_values(sample, 1, legacy, resume=True, shard_size=50)
-    # and the version of the search: files without it were made with version 1
+    # files made before these fields were recorded: the 6-point race table
+    # and version 1 of the search
     assert lab.meta["search"] == netmod.SEARCH_VERSION == 2
-    old = tmp_path / "search-1"
-    old.mkdir()
-    for f in sorted(out.iterdir()):
-        arrays, meta = td._read(f, "labels")
-        del meta["search"]
-        td._write(old / f.name, "labels", arrays, meta)
-    assert td.load_labels(old).meta["search"] == 1
-    with pytest.raises(DatabaseError, match="its search is 1, not 2"):
-        td.label_values(sample, 1, old, resume=True, shard_size=50)
+    for field, then, now in (("race_points", 6, 10), ("search", 1, 2)):
+        legacy = tmp_path / f"without-{field}"
+        legacy.mkdir()
+        for f in sorted(out.iterdir()):
+            arrays, meta = td._read(f, "labels")
+            del meta[field]
+            td._write(legacy / f.name, "labels", arrays, meta)
+        assert td.load_labels(legacy).meta[field] == then
+        with pytest.raises(DatabaseError, match=f"its {field} is {then}, not {now}"):
+            td.label_values(sample, 1, legacy, resume=True, shard_size=50)
     r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 1, "-j", 1,
             "--limit", 30, "--json")
     assert r.exit_code == 0, r.output
