@@ -500,21 +500,16 @@ class OneSidedTable(_Table):
         views of a packed file's data where the table has one."""
         if self.checkers != 15:
             raise DatabaseError(f"the {self.describe()} table cannot value races of 15 checkers")
-        if self._packed is not None:
-            vr, lr, vg, lg, _ = self._packed
-        else:
-            dr = np.ascontiguousarray(self.dist_r, np.float32)
-            dg = np.ascontiguousarray(self.dist_g, np.float32)
-            lr, lg = _k.row_lengths(dr), _k.row_lengths(dg)
-            vr, vg = dr.reshape(-1), dg.reshape(-1)
         out = [self.points]
-        for v, ln, st in ((vr, lr, self.start_r), (vg, lg, self.start_g)):
-            ln = np.ascontiguousarray(ln, np.uint8)
-            if self._packed is not None:
+        for i, st in ((0, self.start_r), (2, self.start_g)):
+            if self._packed is not None:        # rows one after the other
+                v, ln = self._packed[i], self._packed[i + 1]
                 off = np.cumsum(ln, dtype=np.int64) - ln
-            else:
+            else:                               # row k at k * window
+                d = np.ascontiguousarray(self._windows()[i // 2], np.float32)
+                v, ln = d.reshape(-1), _k.row_lengths(d)
                 off = np.arange(self.size, dtype=np.int64) * self.window
-            out += [v, off, ln, np.ascontiguousarray(st, np.uint8)]
+            out += [v, off, np.ascontiguousarray(ln, np.uint8), np.ascontiguousarray(st, np.uint8)]
         return tuple(out)
 
     # ---- indices
@@ -646,6 +641,12 @@ class OneSidedTable(_Table):
                              np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64),
                              np.ascontiguousarray(full_r, np.uint8),
                              np.ascontiguousarray(full_o, np.uint8))
+
+    def inside(self, boards) -> np.ndarray:
+        """``bool[n]``: which of ``uint8[n, 2, 25]`` boards the table holds
+        (what :meth:`probe_batch` reports as ``inside``, without the
+        convolution)."""
+        return _rows(boards, self.points, self.checkers, "one-sided")[2]
 
     def probe_batch(self, boards) -> dict:
         """Race probabilities for ``uint8[n, 2, 25]`` boards by convolution.

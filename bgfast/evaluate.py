@@ -145,7 +145,7 @@ class RaceEvaluator(Evaluator):
         cls = classify_boards(b)
         race = cls == PositionClass.RACE
         if race.any():
-            race[race] = bearoff_tables()[0].probe_batch(b[race])["inside"]
+            race[race] = bearoff_tables()[0].inside(b[race])
         return (cls == PositionClass.BEAROFF) | (cls == PositionClass.OVER) | race
 
     def evaluate_batch(self, boards) -> np.ndarray:
