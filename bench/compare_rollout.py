@@ -320,6 +320,25 @@ def gnubg_with_os_db(path: str) -> tuple[int, str]:
                              f"exec {GNUBG} -t -q \"$@\"' sh")
 
 
+def add_os_db_option(ap) -> None:
+    """The ``--gnubg-os-db FILE`` option (see :func:`use_os_db`)."""
+    ap.add_argument("--gnubg-os-db", metavar="FILE",
+                    help="a gnubg one-sided database (makebearoff -o 10 -f FILE): both engines "
+                         "value the races it holds by table (needs root for unshare -m)")
+
+
+def use_os_db(path: str) -> str:
+    """Give both engines the race table of the gnubg one-sided database
+    ``path``: bgfast through ``$BGFAST_RACE_POINTS`` (set before its tables
+    are installed), gnubg through the command returned
+    (:func:`gnubg_with_os_db`)."""
+    points, command = gnubg_with_os_db(path)
+    os.environ["BGFAST_RACE_POINTS"] = str(points)
+    print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
+          f"{path} as /var/lib/gnubg/gnubg_os.bd)")
+    return command
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
@@ -337,16 +356,11 @@ def main():
                     help="skip the 2-process bgfast column")
     ap.add_argument("--evals", action="store_true", help="also 0-ply evaluations/s in batch")
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--gnubg-os-db", metavar="FILE",
-                    help="a gnubg one-sided database (makebearoff -o 10 -f FILE): both engines "
-                         "value the races it holds by table (needs root for unshare -m)")
+    add_os_db_option(ap)
     args = ap.parse_args()
     if args.gnubg_os_db:
         global GNUBG_CMD
-        points, GNUBG_CMD = gnubg_with_os_db(args.gnubg_os_db)
-        os.environ["BGFAST_RACE_POINTS"] = str(points)
-        print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
-              f"{args.gnubg_os_db} as /var/lib/gnubg/gnubg_os.bd)")
+        GNUBG_CMD = use_os_db(args.gnubg_os_db)
     install_bearoff_tables()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; load average at start "

@@ -38,6 +38,7 @@ from bgfast import _net  # noqa: E402
 from bgfast.evaluate import install_bearoff_tables  # noqa: E402
 from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
+from compare_rollout import add_os_db_option, use_os_db  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
 #: the shell command that runs ``gnubg -t -q`` (``--gnubg-os-db`` wraps it)
@@ -192,18 +193,11 @@ def main():
     ap.add_argument("--cache", action="store_true", help="bgfast with and without its cache")
     ap.add_argument("--consistency", action="store_true",
                     help="only the equity moves between plies of both nets (needs gnubg-nn)")
-    ap.add_argument("--gnubg-os-db", metavar="FILE",
-                    help="a gnubg one-sided database (makebearoff -o 10 -f FILE): both engines "
-                         "value the races it holds by table (needs root for unshare -m)")
+    add_os_db_option(ap)
     args = ap.parse_args()
     if args.gnubg_os_db:
-        from compare_rollout import gnubg_with_os_db
-
         global GNUBG_CMD
-        points, GNUBG_CMD = gnubg_with_os_db(args.gnubg_os_db)
-        os.environ["BGFAST_RACE_POINTS"] = str(points)
-        print(f"# race table: {points} points on both sides (bgfast's race table; gnubg "
-              f"{args.gnubg_os_db} as /var/lib/gnubg/gnubg_os.bd)")
+        GNUBG_CMD = use_os_db(args.gnubg_os_db)
     install_bearoff_tables()
     if args.consistency:
         ply_consistency()
