@@ -18,12 +18,19 @@ cdef enum:
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
     NET_MAX_DEPTH = 5            # search depth (plies) + 1
     NET_MAX_PLAYS = 12000
-    NET_MAX_NETS = 3             # contact, race, and optionally crashed
+    NET_MAX_NETS = 6             # contact, race, and optionally crashed, then the plan nets
+    NET_PLAN_NETS = 6            # a set of this many nets splits contact by the race (net_of)
     NET_CRASHED_IN_PLAY = 7      # crashed: contact, and a side with at most this many checkers in play
+    NET_PLAN_EDGE1 = -25         # the plan bands' edges: the on-roll side's lead in pips
+    NET_PLAN_EDGE2 = -5
+    NET_PLAN_EDGE3 = 20
 
-# Two or three nets (0 = contact, 1 = race, 2 = crashed: see net_of) stored
-# with the same number of hidden units; a net of two evaluates crashed
-# positions with its contact net.
+# Two, three or six nets (0 = contact, 1 = race, 2 = crashed, 3..5 = the
+# plan nets: see net_of) stored with the same number of hidden units; a net
+# of two evaluates crashed positions with its contact net.  A set of six
+# splits the contact positions that are not crashed into four bands of the
+# on-roll side's lead in the race (the opponent's pips minus its own): below
+# NET_PLAN_EDGE1 net 0, then nets 3, 4 and 5 from each edge on.
 # T[c] holds, for every (side, slot, count 0..15), the sum of the first-layer
 # weight rows that the count switches on, so a hidden sum is b1 plus one row
 # per occupied slot, and a play updates only the slots it changes.  A feature
@@ -34,21 +41,21 @@ cdef enum:
 # rows of kh[c] floats.
 cdef struct NetC:
     int H
-    int nets                     # 2 or 3
-    int kh[3]                    # the hidden units each net's evaluation reads (a multiple of 8, or H)
+    int nets                     # 2, 3 or NET_PLAN_NETS
+    int kh[NET_MAX_NETS]         # the hidden units each net's evaluation reads (a multiple of 8, or H)
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
-    int kread[3]                 # the groups each net reads: those whose rows are not all zero
-    int kgroups[3]               # those of kread computed per board (not folded into T)
-    int knf[3]                   # the hand-made inputs computed per board: NET_FEATURES + kgroups'
+    int kread[NET_MAX_NETS]      # the groups each net reads: those whose rows are not all zero
+    int kgroups[NET_MAX_NETS]    # those of kread computed per board (not folded into T)
+    int knf[NET_MAX_NETS]        # the hand-made inputs computed per board: NET_FEATURES + kgroups'
     int tables                   # use the bear-off tables of bgfast._evaluate
-    float* w1[3]                 # [NET_RAW_INPUTS + nf, H] (the feature rows last)
-    float* b1[3]                 # [H]
-    float* w2[3]                 # [H, 5]
-    float* w2t[3]                # [5, kh]: w2 transposed (rebuilt with T)
-    float* wf[3]                 # [knf, kh]: the rows of w1 of the computed features (rebuilt with T)
-    float* b2[3]                 # [5]
-    float* T[3]                  # [NET_SLOTS * 16, kh]
+    float* w1[NET_MAX_NETS]      # [NET_RAW_INPUTS + nf, H] (the feature rows last)
+    float* b1[NET_MAX_NETS]      # [H]
+    float* w2[NET_MAX_NETS]      # [H, 5]
+    float* w2t[NET_MAX_NETS]     # [5, kh]: w2 transposed (rebuilt with T)
+    float* wf[NET_MAX_NETS]      # [knf, kh]: the rows of w1 of the computed features (rebuilt with T)
+    float* b2[NET_MAX_NETS]      # [5]
+    float* T[NET_MAX_NETS]       # [NET_SLOTS * 16, kh]
     uint64_t version             # set by each rebuild of T: no other weights ever had it
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
@@ -72,9 +79,9 @@ cdef struct NetCache:
 # per-thread work space for searches
 cdef struct NetCtx:
     MoveGen g[NET_MAX_DEPTH]
-    float hb[3][NET_MAX_HIDDEN]  # hidden sums of the base board (its hand-made inputs included), per net
-    float fb[3][NET_MAX_FEATURES]  # the base board's hand-made inputs, per net
-    int hbv[3]
+    float hb[NET_MAX_NETS][NET_MAX_HIDDEN] # hidden sums of the base board (its hand-made inputs included), per net
+    float fb[NET_MAX_NETS][NET_MAX_FEATURES] # the base board's hand-made inputs, per net
+    int hbv[NET_MAX_NETS]
     uint8_t base[64]
     const NetC* bnet             # the net (and its version) of base's sums
     uint64_t bver
@@ -93,7 +100,8 @@ cdef int netctx_cache(NetCtx* c, int log2) noexcept nogil
 cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil
 # the number of hand-made inputs of a net with these groups
 cdef int net_feature_count(int groups) noexcept nogil
-# the net of `net` that evaluates board b: 0 contact, 1 race, 2 crashed (a net of three)
+# the net of `net` that evaluates board b: 0 contact, 1 race, 2 crashed (a net of
+# three or more), 3..5 the contact plan bands (a net of NET_PLAN_NETS)
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil

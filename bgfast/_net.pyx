@@ -11,7 +11,8 @@ features, 5 per side (on-roll side first; see ``net_features``), and the
 inputs of the net's optional feature groups (a bit mask; 2-3 per side
 each, 14 for the borne-off thermometer).  One sigmoid hidden layer,
 5 sigmoid outputs (win, win gammon, win backgammon, lose gammon, lose
-backgammon) for the player on roll.  Two nets: contact and race.
+backgammon) for the player on roll.  Two nets, contact and race,
+or more (a crashed net, contact plan nets: see ``net_of``).
 
 Speed: the first layer is folded into a table T[(side, slot, count)] of
 hidden-sum rows, so a forward pass adds one row per occupied slot, and the
@@ -74,8 +75,12 @@ if NET_MAX_HIDDEN > BGV_MAX_HIDDEN:     # the two limits are set apart: keep the
 
 #: the most hidden units a net may have
 MAX_HIDDEN = NET_MAX_HIDDEN
-#: the most nets a weights set may have (contact, race, crashed)
+#: the most nets a weights set may have (contact, race, crashed, the plan nets)
 MAX_NETS = NET_MAX_NETS
+#: the nets of a set that splits contact by the race (see net_of)
+PLAN_NETS = NET_PLAN_NETS
+#: the edges of the plan bands: the on-roll side's lead in pips
+PLAN_EDGES = (NET_PLAN_EDGE1, NET_PLAN_EDGE2, NET_PLAN_EDGE3)
 #: a contact position is crashed when a side has at most this many checkers in play
 CRASHED_IN_PLAY = NET_CRASHED_IN_PLAY
 
@@ -564,12 +569,29 @@ cdef inline int _crashed(const uint8_t* b) noexcept nogil:
     return 0
 
 
+cdef inline int _plan_band(const uint8_t* b) noexcept nogil:
+    """The plan band (0..3) of b: how many of the edges NET_PLAN_EDGE1..3 the
+    on-roll side's lead in the race (the opponent's pips minus its own; row
+    1 on roll, slot 24 the bar at 25 pips) reaches."""
+    cdef int i, d = 0
+    for i in range(25):
+        d += (i + 1) * (<int>b[i] - <int>b[25 + i])
+    return (d >= NET_PLAN_EDGE1) + (d >= NET_PLAN_EDGE2) + (d >= NET_PLAN_EDGE3)
+
+
 cdef inline int _net_of_contact(const NetC* net, int contact, const uint8_t* b) noexcept nogil:
     """net_of for a board b whose contact test is done: race 1, crashed 2
-    (a net of three), contact 0."""
+    (a net of three or more), contact 0, or in a net of NET_PLAN_NETS the
+    contact net of its plan band (0, then 3, 4, 5)."""
+    cdef int band
     if not contact:
         return 1
-    return 2 if net.nets > 2 and _crashed(b) else 0
+    if net.nets > 2 and _crashed(b):
+        return 2
+    if net.nets == NET_PLAN_NETS:
+        band = _plan_band(b)
+        return 2 + band if band else 0
+    return 0
 
 
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
@@ -639,9 +661,7 @@ cdef inline void _set_base(NetCtx* c, const NetC* net, const uint8_t* b) noexcep
     memcpy(c.base, nb, 50)
     c.bnet = net
     c.bver = net.version
-    c.hbv[0] = 0
-    c.hbv[1] = 0
-    c.hbv[2] = 0
+    memset(c.hbv, 0, sizeof(c.hbv))
     c.btv = 0
 
 
@@ -1210,9 +1230,26 @@ EVAL_CACHE_MAX_BATCH = EC_MAX_BATCH
 EVAL_CACHE_MAX_LOG2 = 26
 
 
+def plan_nets(const uint8_t[:, :, ::1] boards):
+    """The plan net (0, 3, 4 or 5: see net_of) of each contact board (player
+    on roll in row 1) in a set of NET_PLAN_NETS nets, int64[N]."""
+    out = np.zeros(boards.shape[0], dtype=np.int64)
+    cdef int64_t[::1] o = out
+    cdef Py_ssize_t i
+    cdef int band
+    if boards.shape[1] != 2 or boards.shape[2] != 25:
+        raise ValueError("boards must have shape (N, 2, 25)")
+    with nogil:
+        for i in range(boards.shape[0]):
+            band = _plan_band(&boards[i, 0, 0])
+            o[i] = 2 + band if band else 0
+    return out
+
+
 cdef class Model:
-    """Weights of the contact (0) and race (1) nets, float32:
-    w1[2, 196 + F, H], b1[2, H], w2[2, H, 5], b2[2, 5], F the hand-made
+    """Weights of N nets (2: contact and race; 3: and crashed;
+    NET_PLAN_NETS: and the contact plan nets, see net_of), float32:
+    w1[N, 196 + F, H], b1[N, H], w2[N, H, 5], b2[N, 5], F the hand-made
     inputs of the feature groups ``groups`` (10 for none).  The arrays are used in
     place (training updates them); call :meth:`refresh` after changing them
     from Python."""
@@ -1241,8 +1278,8 @@ cdef class Model:
         if groups < 0 or groups >> NET_GROUPS:
             raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
         cdef int nin = NET_RAW_INPUTS + net_feature_count(groups)
-        if w1.ndim != 3 or w1.shape[0] not in (2, NET_MAX_NETS) or w1.shape[1] != nin:
-            raise ValueError(f"w1 must have shape (2 or {NET_MAX_NETS} nets, {nin}, H), "
+        if w1.ndim != 3 or w1.shape[0] not in (2, 3, NET_PLAN_NETS) or w1.shape[1] != nin:
+            raise ValueError(f"w1 must have shape (2, 3 or {NET_PLAN_NETS} nets, {nin}, H), "
                              f"not {w1.shape}")
         N, H = w1.shape[0], w1.shape[2]
         if not 1 <= H <= NET_MAX_HIDDEN:
@@ -1287,12 +1324,14 @@ cdef class Model:
 
     @property
     def nets(self):
-        """2 (contact, race) or 3 (contact, race, crashed)."""
+        """2 (contact, race), 3 (contact, race, crashed) or NET_PLAN_NETS
+        (and the contact plan nets)."""
         return self.net.nets
 
     def net_of(self, const uint8_t[:, :, ::1] boards):
         """The net that evaluates each board (player on roll in row 1):
-        0 contact, 1 race, 2 crashed (a net of three), int8[N]."""
+        0 contact, 1 race, 2 crashed (a net of three or more), 3..5 the
+        contact plan bands (a net of NET_PLAN_NETS), int8[N]."""
         out = np.zeros(boards.shape[0], dtype=np.int8)
         cdef int8_t[::1] o = out
         cdef Py_ssize_t i
@@ -1309,14 +1348,14 @@ cdef class Model:
 
     @property
     def read_groups(self):
-        """The feature groups each net (contact, race, crashed) reads when it
+        """The feature groups each net (contact, race, crashed, ...) reads when it
         evaluates: those of its groups whose rows are not all zero (the others
         would add nothing)."""
         return tuple(self.net.kread[k] for k in range(self.net.nets))
 
     @property
     def read_hidden(self):
-        """The hidden units each net (contact, race, crashed) computes when it
+        """The hidden units each net (contact, race, crashed, ...) computes when it
         evaluates: up to its last unit with a nonzero output weight, in
         whole blocks of 8 (the units past it would add nothing)."""
         return tuple(self.net.kh[k] for k in range(self.net.nets))

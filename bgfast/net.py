@@ -20,7 +20,10 @@ backgammon, lose gammon, lose backgammon)`` for the player on roll.  There
 are two nets of the same shape, one for contact and one for race positions,
 or three: a third for crashed contact positions (a side with at most
 :data:`bgfast._net.CRASHED_IN_PLAY` checkers in play, as
-:func:`bgfast.traindata.classify` has it; :func:`add_crashed`); bear-off
+:func:`bgfast.traindata.classify` has it; :func:`add_crashed`), or six:
+the other contact positions then split by the race into four plan bands of
+the on-roll side's lead in pips (the edges :data:`bgfast._net.PLAN_EDGES`),
+each with its own net (:func:`add_plan`; :data:`NET_NAMES`); bear-off
 positions use the exact bear-off databases.
 
 Weights file (numpy ``.npz``)::
@@ -28,7 +31,7 @@ Weights file (numpy ``.npz``)::
     format_version  int      FORMAT_VERSION
     layout          str      layout_of(groups): LAYOUT, then "+NAME" per feature group
     w1 float32[N, 196 + F, H]  b1 float32[N, H]  w2 float32[N, H, 5]  b2 float32[N, 5]
-                    N = 2 nets (contact, race) or 3 (contact, race, crashed)
+                    N = 2 nets (contact, race), 3 (contact, race, crashed) or 6 (and plan nets)
     checksum        str      sha256 of the four arrays (see :func:`checksum`)
     meta            str      JSON: how the weights were made (training state)
 
@@ -59,8 +62,8 @@ from .position import as_boards
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
-           "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "MAX_HIDDEN",
-           "NET_NAMES", "SEARCH_VERSION"]
+           "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "add_plan", "MAX_HIDDEN",
+           "NET_NAMES", "PLAN_NETS", "SEARCH_VERSION"]
 
 FORMAT_VERSION = 1
 #: The version of the kernel's n-ply search, which labels and values record
@@ -70,8 +73,13 @@ FORMAT_VERSION = 1
 SEARCH_VERSION = 2
 #: The most hidden units a net may have (the kernel's limit).
 MAX_HIDDEN = _net.MAX_HIDDEN
-#: The kernel nets of a weights set, by index (a set of two has the first two).
-NET_NAMES = ("contact", "race", "crashed")
+#: The kernel nets of a weights set, by index (a set of two has the first two,
+#: of three the first three).  In a set of six the contact net values the
+#: contact positions whose side on roll trails by more than -PLAN_EDGES[0]
+#: pips, and the three plan nets those from each edge of PLAN_EDGES on.
+NET_NAMES = ("contact", "race", "crashed", "contact-behind", "contact-even", "contact-ahead")
+#: The nets of a set with plan nets.
+PLAN_NETS = _net.PLAN_NETS
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
@@ -196,7 +204,8 @@ class Net:
 
     @property
     def nets(self) -> int:
-        """2 (contact, race) or 3 (contact, race, crashed)."""
+        """2 (contact, race), 3 (contact, race, crashed) or :data:`PLAN_NETS`
+        (and the contact plan nets)."""
         return self.model.nets
 
     def arrays(self) -> dict:
@@ -347,6 +356,22 @@ def add_crashed(net: Net) -> Net:
     return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
 
 
+def add_plan(net: Net) -> Net:
+    """A copy of ``net`` with the contact plan nets (:data:`NET_NAMES`): its
+    contact net copied three times (after a crashed net, which a net of two
+    gets first, :func:`add_crashed`), so it evaluates exactly as ``net``
+    does (a net that has them is copied as it is); training then fits each
+    plan band's net to its own positions (``bgfast train supervised
+    --plan-nets``)."""
+    if net.nets == PLAN_NETS:
+        return net.copy()
+    base = add_crashed(net)
+    a = base.arrays()
+    grown = {k: np.concatenate([v] + [v[:1]] * (PLAN_NETS - 3)) for k, v in a.items()}
+    meta = dict(base.meta, plan_added={"checksum": checksum(**a), "edges": list(_net.PLAN_EDGES)})
+    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
+
+
 def save(net: Net, path) -> None:
     """Write ``net`` to ``path`` (.npz), atomically (a temporary file then rename)."""
     a = net.arrays()
@@ -406,8 +431,8 @@ def load(path, *, previous: bool = False) -> Net:
         meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
                                           "meta": json.loads(json.dumps(meta))}}
     nin = PREVIOUS_INPUTS + _net.feature_count(groups)
-    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, _net.MAX_NETS) or a["w1"].shape[1] != nin:
-        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2 or {_net.MAX_NETS} nets, "
+    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, 3, PLAN_NETS) or a["w1"].shape[1] != nin:
+        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, 3 or {PLAN_NETS} nets, "
                            f"{nin}, H) as its layout {layout!r} has")
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)

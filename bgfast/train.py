@@ -33,7 +33,7 @@ from .evaluate import POLICY_PUBEVAL, PROB_NAMES, invert
 from .position import PositionClass, classify_boards
 
 __all__ = ["train", "supervise", "fit_pubeval_calibration", "STEP", "fit", "FitSettings",
-           "NET_OF_CLASS", "NET_NAMES", "net_of_class", "loss_and_grad", "label_metrics", "validation_mask",
+           "NET_OF_CLASS", "NET_NAMES", "net_of_class", "nets_of_rows", "loss_and_grad", "label_metrics", "validation_mask",
            "checkpoint_path"]
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
@@ -167,8 +167,25 @@ NET_NAMES = _netmod.NET_NAMES
 
 
 def net_of_class(nets: int = 2) -> dict:
-    """The kernel net that values each class in a set of ``nets`` nets."""
+    """The kernel net that values each class in a set of ``nets`` nets (in a
+    set with plan nets, the contact class's first net: the others follow its
+    plan band, :func:`nets_of_rows`)."""
     return {**NET_OF_CLASS, "crashed": 2} if nets > 2 else dict(NET_OF_CLASS)
+
+
+def nets_of_rows(boards, classes, nets: int) -> np.ndarray:
+    """The kernel net that values each labelled position: its class's
+    (:func:`net_of_class`), and in a set with plan nets each contact
+    position's plan net by the kernel's rule (``bgfast._net.plan_nets``)."""
+    from . import _net
+    from .traindata import CLASSES
+
+    m = net_of_class(nets)
+    out = np.array([m[c] for c in CLASSES], dtype=np.int64)[np.asarray(classes, dtype=np.int64)]
+    if nets == _netmod.PLAN_NETS:
+        contact = np.flatnonzero(np.asarray(classes) == CLASSES.index("contact"))
+        out[contact] = _net.plan_nets(np.ascontiguousarray(boards[contact], dtype=np.uint8))
+    return out
 
 
 #: The weightings of the loss (see :func:`loss_and_grad`).
@@ -202,7 +219,11 @@ class FitSettings:
     (:func:`bgfast.net.add_hidden`, seeded by ``seed``; 0 keeps its own);
     ``crashed_net``: give ``init``'s net a crashed net, a copy of its
     contact net (:func:`bgfast.net.add_crashed`), so that the crashed
-    positions train a net of their own.  ``keep_shape``: each trained net
+    positions train a net of their own; ``plan_nets``: give it the contact
+    plan nets (:func:`bgfast.net.add_plan`: copies of its contact net, and
+    a crashed net if it has none), so that each plan band's contact
+    positions train a net of their own (the kernel's ``net_of`` decides
+    which net a position belongs to).  ``keep_shape``: each trained net
     keeps reading only what it reads at the start (its hidden units,
     :attr:`bgfast._net.Model.read_hidden`, and its feature groups,
     :attr:`~bgfast._net.Model.read_groups`): the gradient of the units and
@@ -233,6 +254,7 @@ class FitSettings:
     class_weights: str = ""
     widen_to: int = 0
     crashed_net: bool = False
+    plan_nets: bool = False
     keep_shape: bool = False
 
     def class_weight_map(self) -> dict:
@@ -423,9 +445,9 @@ class _Data:
         self.class_names = CLASSES
         chosen = np.isin(self.cls, [CLASSES.index(c) for c in st.classes])
         self.net_of_class = net_of_class(nets)
-        net_of = np.array([self.net_of_class[c] for c in CLASSES])[self.cls]
+        self.net_of = net_of = nets_of_rows(boards, self.cls, nets)
         self.rows = {}
-        for k in sorted({self.net_of_class[c] for c in st.classes}):
+        for k in sorted(set(net_of[chosen].tolist())):
             use = chosen & (net_of == k) & ~self.bearoff
             self.rows[k] = (np.flatnonzero(use & ~self.val), np.flatnonzero(use & self.val))
         h = hashlib.sha256()
@@ -478,9 +500,14 @@ def _metrics(net, d: "_Data") -> dict:
         if rows.size == 0:
             out[name] = {"n": 0, "loss": None, "equity_mae": None}
             continue
-        p = _net_params(net, d.net_of_class[name])
+        ks = np.unique(d.net_of[rows])
+        if ks.size == 1:
+            loss = _batched_loss(_net_params(net, int(ks[0])), d.X[rows], d.Y[rows])
+        else:                            # the plan nets: the mean over the rows of each
+            loss = sum(_batched_loss(_net_params(net, int(k)), d.X[r], d.Y[r]) * r.size
+                       for k in ks for r in [rows[d.net_of[rows] == k]]) / rows.size
         eq = equity(net.evaluate_batch(d.boards[rows]))
-        out[name] = {"n": int(rows.size), "loss": round(_batched_loss(p, d.X[rows], d.Y[rows]), 6),
+        out[name] = {"n": int(rows.size), "loss": round(loss, 6),
                      "equity_mae": round(float(np.abs(eq - d.equity[rows]).mean()), 6)}
     return out
 
@@ -497,6 +524,8 @@ def _init_net(st: FitSettings):
         net = _netmod.add_hidden(net, st.widen_to, seed=st.seed)
     if st.crashed_net:
         net = _netmod.add_crashed(net)
+    if st.plan_nets:
+        net = _netmod.add_plan(net)
     return net
 
 

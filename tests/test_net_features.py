@@ -649,5 +649,63 @@ def test_a_net_of_three_is_saved_loaded_and_widened(tmp_path, boards):
         netmod.load(tmp_path / "b.npz")
 
 
+def _lead(boards):
+    """The side on roll's lead in the race: the opponent's pips minus its own."""
+    pips = (np.asarray(boards, np.int64) * np.arange(1, 26)).sum(axis=2)
+    return pips[:, 0] - pips[:, 1]
+
+
+def test_a_net_with_plan_nets_values_each_band_of_the_race_with_its_own_net(boards):
+    from bgfast import traindata as td
+
+    allb, cls = _crashed_and_others(boards)
+    three = netmod.add_crashed(netmod.load(TD_NET))
+    plan = netmod.add_plan(netmod.load(TD_NET))         # a net of two gets its crashed net too
+    assert plan.nets == netmod.PLAN_NETS == 6 and len(netmod.NET_NAMES) == 6
+    assert netmod.add_plan(plan).arrays()["w1"].shape[0] == 6
+    # the bands: the contact boards (not crashed) by the side on roll's lead
+    lead = _lead(allb)
+    e1, e2, e3 = _net.PLAN_EDGES
+    band = (lead >= e1).astype(int) + (lead >= e2) + (lead >= e3)
+    want = three.model.net_of(allb).astype(np.int64)
+    contact = cls == td.CONTACT
+    want[contact] = np.where(band[contact] > 0, 2 + band[contact], 0)
+    np.testing.assert_array_equal(plan.model.net_of(allb), want)
+    assert set(np.bincount(want[contact], minlength=6)[[0, 3, 4, 5]] > 20) == {True}
+    np.testing.assert_array_equal(_net.plan_nets(allb)[contact], want[contact])
+    # copied plan nets play as the net of three
+    _assert_plays_alike(plan, three, allb[::3], 9)
+    # other plan nets: each band's boards take its net's values
+    a = plan.arrays()
+    rng = np.random.default_rng(5)
+    for k in (3, 4, 5):
+        a["w1"][k] += rng.normal(0, 0.05, a["w1"][k].shape).astype(np.float32)
+        a["b2"][k] += 0.1 * k
+    other = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], 0), {})
+    got = other.evaluate_batch(allb, tables=False)
+    for k in (0, 1, 2, 3, 4, 5):
+        on = want == k
+        alone = netmod.Net(_net.Model(*(np.ascontiguousarray(a[n][[k, 1]]) for n in ("w1", "b1", "w2", "b2")),
+                                      0), {})
+        sel = on & (cls != td.RACE) if k != 1 else on
+        np.testing.assert_array_equal(got[sel], alone.evaluate_batch(allb[sel], tables=False))
+    assert np.abs(got[want == 5] - three.evaluate_batch(allb[want == 5], tables=False)).max() > 0.01
+    # the plays of a roll pick the net of each play's result, as the full evaluation does
+    _assert_chooses_the_best_play(other, np.ascontiguousarray(allb[contact][:150]), 10)
+
+
+def test_a_net_with_plan_nets_is_saved_and_loaded(tmp_path, boards):
+    plan = netmod.add_plan(netmod.load(TD_NET))
+    netmod.save(plan, tmp_path / "p.npz")
+    back = netmod.load(tmp_path / "p.npz")
+    assert back.nets == 6 and back.meta["plan_added"]["edges"] == list(_net.PLAN_EDGES)
+    _assert_plays_alike(back, plan, boards[:200], 4)
+    bad = {k: v[:4] for k, v in plan.arrays().items()}
+    np.savez(tmp_path / "b.npz", format_version=netmod.FORMAT_VERSION, layout=netmod.LAYOUT,
+             checksum=netmod.checksum(**bad), **bad)
+    with pytest.raises(netmod.NetFileError, match="nets"):
+        netmod.load(tmp_path / "b.npz")
+
+
 def test_the_wide_net_computes_all_its_contact_units_and_the_race_units_it_was_given():
     assert netmod.load(WIDE).model.read_hidden == (256, 128)

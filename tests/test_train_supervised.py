@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from bgfast import _net
 from bgfast import net as netmod
 from bgfast import traindata as td
 from bgfast import train as trainmod
@@ -437,6 +438,44 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["net_of_class"]["crashed"] == 2
     assert netmod.load(tmp_path / "c.npz").nets == 3
+
+
+def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
+    lab = _labels(_boards(30, 6))
+    out = tmp_path / "n.npz"
+    two = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
+    kw = dict(init=two, classes=("contact",), plan_nets=True, epochs=2, batch=16, lr=0.003,
+              val_fraction=0.25, progress=False)
+    r = trainmod.fit(lab, out, **kw)
+    n, s = netmod.load(out), netmod.load(two)
+    assert n.nets == netmod.PLAN_NETS and n.meta["plan_added"]["edges"] == list(_net.PLAN_EDGES)
+    assert list(r["nets"]) == ["contact", "contact-behind", "contact-even", "contact-ahead"]
+    # each net trained on the contact positions of its band, by the kernel's rule
+    rows = trainmod.nets_of_rows(lab.boards, lab.classes, netmod.PLAN_NETS)
+    contact = (lab.classes == td.CONTACT) & ~td.exact_covered(lab.boards)
+    for k, name in ((0, "contact"), (3, "contact-behind"), (4, "contact-even"), (5, "contact-ahead")):
+        got = r["nets"][name]["train"] + r["nets"][name]["validation"]
+        assert got == int((contact & (rows == k)).sum()) > 0
+    np.testing.assert_array_equal(rows[contact], n.model.net_of(np.ascontiguousarray(lab.boards[contact])))
+    a, b = n.arrays(), s.arrays()
+    for key in a:                # the race net as it was, the crashed net its contact net's copy
+        assert (a[key][1] == b[key][1]).all() and (a[key][2] == b[key][0]).all()
+        for k in (0, 3, 4, 5):
+            assert (a[key][k] != b[key][0]).any()
+    assert r["after"]["contact"]["loss"] < r["before"]["contact"]["loss"]
+    # resumed from a checkpoint: the same bits
+    part = tmp_path / "p.npz"
+    trainmod.fit(lab, part, max_steps=1, **kw)
+    trainmod.fit(lab, part, resume=True, **kw)
+    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    # the CLI flag
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "c.npz"), "--init", two, "--class", "contact",
+                                  "--plan-nets", "--epochs", "1", "--quiet", "--json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(json.loads(r.output)["nets"]) == ["contact", "contact-ahead", "contact-behind",
+                                                     "contact-even"]
+    assert netmod.load(tmp_path / "c.npz").nets == netmod.PLAN_NETS
 
 
 @pytest.mark.parametrize("env, message", [
