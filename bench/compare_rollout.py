@@ -96,10 +96,15 @@ def _children_cpu():
     return r.ru_utime + r.ru_stime
 
 
+#: bgfast's luck plays with variance reduction (--luck-plays): the net's best
+#: of pubeval's best K plays of each roll, or of every play (0, gnubg's scheme)
+LUCK_PLAYS = 0
+
+
 def bgfast_settings(trials, vr, plies=0, early_stop=False, jobs=1, seed=1):
     return RolloutSettings(trials=trials, seed=seed, variance_reduction=vr, quasi_random=True,
                            early_stop=early_stop, truncate=0, policy=POLICY_OF_PLIES[plies],
-                           evaluator="net", jobs=jobs,
+                           evaluator="net", jobs=jobs, luck_plays=LUCK_PLAYS if vr else 0,
                            backend="serial" if jobs == 1 else "local",
                            chunk=max(36, min(1296, trials // (4 * jobs))))
 
@@ -262,6 +267,9 @@ def table(plies, vr, names, args):
             "onesided off")
     print(f"\n## net policy {plies}-ply, {'with' if vr else 'without'} variance reduction, "
           f"cubeless, quasi-random, no truncation, one process")
+    if vr and LUCK_PLAYS:
+        print(f"bgfast's luck plays: the net's best of the {LUCK_PLAYS} plays pubeval scores best "
+              "(gnubg: of every play)")
     print(f"bgfast policy={POLICY_OF_PLIES[plies]!r} evaluator='net', {n} trials (medians of "
           f"{args.repeat}); gnubg chequer play {plies}-ply cubeless, prune off, {big} - {small} "
           f"trials (medians of {grep}); bear-off: {bear}")
@@ -356,8 +364,13 @@ def main():
                     help="skip the 2-process bgfast column")
     ap.add_argument("--evals", action="store_true", help="also 0-ply evaluations/s in batch")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--luck-plays", type=int, default=0, metavar="K",
+                    help="bgfast's luck plays among pubeval's best K plays of each roll "
+                         "(RolloutSettings.luck_plays; 0: every play, as gnubg)")
     add_os_db_option(ap)
     args = ap.parse_args()
+    global LUCK_PLAYS
+    LUCK_PLAYS = args.luck_plays
     if args.gnubg_os_db:
         global GNUBG_CMD
         GNUBG_CMD = use_os_db(args.gnubg_os_db)

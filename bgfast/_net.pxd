@@ -18,6 +18,7 @@ cdef enum:
     NET_SLOTS = 52               # 2 sides x 26 slots (24 points, bar, off)
     NET_MAX_DEPTH = 5            # search depth (plies) + 1
     NET_MAX_PLAYS = 12000
+    NET_MAX_LUCK_PLAYS = 64      # the most pubeval candidates of a pruned luck play
     NET_MAX_NETS = 6             # contact, race, and optionally crashed, then the plan nets
     NET_PLAN_NETS = 6            # a set of this many nets splits contact by the race (net_of)
     NET_CRASHED_IN_PLAY = 7      # crashed: contact, and a side with at most this many checkers in play

@@ -36,7 +36,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, exact_probs, table_empty_slots, invert_probs, order_probs,
-                               mover_probs,
+                               mover_probs, pub_score,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
 from bgfast._rollout cimport (Rng, rng_seed, rng_next, rng_roll36, register_policy_slot,
@@ -899,6 +899,64 @@ cdef Py_ssize_t _best0_cached(NetCtx* c, const NetC* net, const uint8_t* b, int 
         _pack(out, e.play)
         e.n = <int32_t>n
         memcpy(e.p, pout, 5 * sizeof(double))
+    return n
+
+
+#: the most candidates a pruned luck play may take (bgfast.rollout.MAX_LUCK_PLAYS)
+MAX_LUCK_PLAYS = NET_MAX_LUCK_PLAYS
+
+
+cdef Py_ssize_t _best0_pruned(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
+                              int k, int depth, uint8_t* out, double* pout) noexcept nogil:
+    """The best play of (d1, d2) by the net at 0-ply among the k (1 ..
+    NET_MAX_LUCK_PLAYS) plays pubeval scores best (its weights picked from
+    b; ties to the earlier play), in out with its probabilities in pout, as
+    _best0 gives it (the same bits when there are at most k plays).
+    Returns the number of legal plays, <0 on error.  Uses c.g[depth]."""
+    cdef MoveGen* g = &c.g[depth]
+    cdef Py_ssize_t n, i, best = 0
+    cdef int m = 0, j, t
+    cdef int32_t idx[NET_MAX_LUCK_PLAYS]
+    cdef double sc[NET_MAX_LUCK_PLAYS]
+    cdef double p[5]
+    cdef double s, e, be = 1e300
+    cdef bint contact
+    g.n = 0
+    n = movegen_plays(g, b, d1, d2)
+    if n < 0:
+        return n
+    if n <= k:
+        return _best0(c, net, b, d1, d2, depth, out, pout)
+    contact = board_contact(b)
+    for i in range(n):                   # the k best scores, best first (insertion)
+        s = pub_score(g.out + 50 * i, contact)
+        if m == k and s <= sc[k - 1]:
+            continue
+        j = m if m < k else k - 1
+        while j > 0 and sc[j - 1] < s:
+            sc[j] = sc[j - 1]
+            idx[j] = idx[j - 1]
+            j -= 1
+        sc[j] = s
+        idx[j] = <int32_t>i
+        if m < k:
+            m += 1
+    for j in range(1, k):                # in play order, so ties go as in _best0
+        t = idx[j]
+        i = j
+        while i > 0 and idx[i - 1] > t:
+            idx[i] = idx[i - 1]
+            i -= 1
+        idx[i] = t
+    _set_base(c, net, b)
+    for j in range(k):
+        _eval_play(c, net, g.out + 50 * <Py_ssize_t>idx[j], p)
+        e = probs_equity(p)              # for the opponent: the mover minimises it
+        if e < be:
+            be = e
+            best = idx[j]
+            memcpy(pout, p, 5 * sizeof(double))
+    memcpy(out, g.out + 50 * best, 50)
     return n
 
 
@@ -2039,17 +2097,21 @@ cdef Py_ssize_t _policy_choose(void* ws, const void* ctx, MoveGen* g, const uint
 
 
 cdef Py_ssize_t _policy_luck(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
-                             int d1, int d2, int evaluator, uint8_t* out,
+                             int d1, int d2, int evaluator, int k, uint8_t* out,
                              double* v) noexcept nogil:
-    """An n-ply net level's luck play (n >= 1), gnubg's scheme: the 0-ply best
-    play of (d1, d2), valued one ply less deep than the level searches (at
-    0 plies by the rollout's evaluator, else by the level's net)."""
+    """A net level's luck play, gnubg's scheme: the 0-ply best play of (d1,
+    d2) (with k > 0 the best of the k plays pubeval scores best,
+    _best0_pruned), valued one ply less deep than the level searches (at 0
+    plies by the rollout's evaluator, else by the level's net)."""
     cdef NetCtx* c = <NetCtx*>ws
     cdef const Player* pl = <const Player*>ctx
     cdef double q[5]
     cdef Py_ssize_t n
     _want_cache(c, pl)
-    n = _best0_cached(c, &pl.net, b, d1, d2, 0, out, q)
+    if k > 0:
+        n = _best0_pruned(c, &pl.net, b, d1, d2, k, 0, out, q)
+    else:
+        n = _best0_cached(c, &pl.net, b, d1, d2, 0, out, q)
     if n < 0:
         return n
     if pl.plies <= 1:
@@ -2089,7 +2151,9 @@ def install_policy(int slot, spec):
     trial's own policy stream).  Bear-off databases as in duels.  A net
     level searching n >= 1 plies gets gnubg's luck plays (:func:`_policy_luck`:
     the 0-ply best play of each roll, valued n - 1 plies deep) and an
-    evaluation cache (:func:`set_cache_size`) in each work space."""
+    evaluation cache (:func:`set_cache_size`) in each work space; a 0-ply
+    net level gets luck plays of its own only when a rollout prunes them
+    (``luck_plays``)."""
     if not NUM_POLICIES <= slot < MAX_POLICIES:
         raise ValueError(f"policy slot must be in {NUM_POLICIES}..{MAX_POLICIES - 1}")
     cdef Player p
@@ -2099,8 +2163,9 @@ def install_policy(int slot, spec):
     _installed[("policy", slot)] = spec[3]
     register_policy_slot(slot, _policy_choose, _policy_ws_new, _policy_ws_free,
                          <const void*>&POLICY_PLAYERS[slot])
-    if p.kind == P_NET and p.plies >= 1:
-        register_policy_luck(slot, _policy_luck)
+    if p.kind == P_NET:
+        # n >= 1 plies: always its own luck plays; 0 plies: with pruned ones only
+        register_policy_luck(slot, _policy_luck, p.plies >= 1)
 
 
 def install_evaluator(int slot, Model model):

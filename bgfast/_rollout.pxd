@@ -17,10 +17,12 @@ ctypedef void* (*ws_new_fn)() noexcept nogil
 # (d1, d2) from b whose value measures the luck of that roll, result (turn
 # passed) in out, and that value in v (5 probabilities for the player who
 # made the play: mover_probs' convention; ``evaluator`` is the rollout's
-# EVAL_*).  Any deterministic function of (b, d1, d2) keeps the luck
-# adjustment unbiased.  Returns the number of legal plays, <0 on error.
+# EVAL_*; k > 0: the luck play is chosen among the k plays pubeval scores
+# best, the rollout's ``luck_plays``).  Any deterministic function of (b,
+# d1, d2) keeps the luck adjustment unbiased.  Returns the number of legal
+# plays, <0 on error.
 ctypedef Py_ssize_t (*luck_fn)(void* ws, const void* ctx, MoveGen* g, const uint8_t* b,
-                               int d1, int d2, int evaluator, uint8_t* out,
+                               int d1, int d2, int evaluator, int k, uint8_t* out,
                                double* v) noexcept nogil
 ctypedef void (*ws_free_fn)(void* ws) noexcept nogil
 
@@ -34,13 +36,16 @@ cdef struct PolicySlot:
     ws_free_fn ws_free
     const void* ctx
     luck_fn luck          # NULL: the luck of a roll is valued at the policy's own play
+    int luck_always       # 1: always its luck plays; 0: only in rollouts that prune them
 
 # Install a policy in slot (NUM_POLICIES <= slot < MAX_POLICIES; choose NULL
 # clears it).  Returns 0, or -1 for a bad slot.
 cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
                               ws_free_fn ws_free, const void* ctx) noexcept nogil
-# Give the policy in slot its luck play (NULL: none); after register_policy_slot.
-cdef int register_policy_luck(int slot, luck_fn luck) noexcept nogil
+# Give the policy in slot its luck play (NULL: none), used always (an n-ply
+# policy) or only by rollouts that prune the luck plays (luck_plays > 0);
+# after register_policy_slot.
+cdef int register_policy_luck(int slot, luck_fn luck, int always) noexcept nogil
 
 # Cubeful rollouts: each candidate's starting cube context (a row of
 # bgfast._cube's CTX_* columns for the side on roll, the real cube value),
@@ -67,6 +72,7 @@ cdef struct RolloutParams:
     int policy            # POLICY_* of bgfast._evaluate
     int evaluator         # EVAL_* of bgfast._evaluate (for luck, truncation)
     int early_stop        # stop with exact values inside the two-sided bear-off table
+    int luck_plays        # > 0: a policy's luck plays among pubeval's best luck_plays plays
     int perm[2][36]       # seed-dependent permutations of the 36 outcomes, plies 0 and 1
     const PolicySlot* ps  # a registered policy (policy >= NUM_POLICIES), else NULL
     void* ws              # its work space

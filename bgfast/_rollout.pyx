@@ -144,13 +144,15 @@ cdef int register_policy_slot(int slot, policy_fn choose, ws_new_fn ws_new,
     POLICY_SLOTS[slot].ws_free = ws_free
     POLICY_SLOTS[slot].ctx = ctx
     POLICY_SLOTS[slot].luck = NULL
+    POLICY_SLOTS[slot].luck_always = 0
     return 0
 
 
-cdef int register_policy_luck(int slot, luck_fn luck) noexcept nogil:
+cdef int register_policy_luck(int slot, luck_fn luck, int always) noexcept nogil:
     if slot < NUM_POLICIES or slot >= MAX_POLICIES:
         return -1
     POLICY_SLOTS[slot].luck = luck
+    POLICY_SLOTS[slot].luck_always = always
     return 0
 
 
@@ -169,8 +171,9 @@ cdef inline Py_ssize_t _choose(MoveGen* g, const uint8_t* b, int d1, int d2,
 
 
 cdef inline bint _own_luck_plays(const RolloutParams* P) noexcept nogil:
-    """Whether the policy has luck plays of its own (see :func:`_luck_play`)."""
-    return P.ps != NULL and P.ps.luck != NULL
+    """Whether the policy has luck plays of its own (see :func:`_luck_play`):
+    an n-ply level always, a 0-ply net level when the luck plays are pruned."""
+    return P.ps != NULL and P.ps.luck != NULL and (P.ps.luck_always or P.luck_plays > 0)
 
 
 cdef inline Py_ssize_t _luck_play(MoveGen* g, const uint8_t* b, int d1, int d2,
@@ -178,11 +181,12 @@ cdef inline Py_ssize_t _luck_play(MoveGen* g, const uint8_t* b, int d1, int d2,
                                   double* v) noexcept nogil:
     """The play of (d1, d2) whose value v (for the mover) measures the luck of
     that roll: the policy's luck play where it has one (an n-ply level: its
-    0-ply best play, valued n-1 plies deep, as gnubg does), else the policy's
-    own play valued by the evaluator."""
+    0-ply best play, valued n-1 plies deep, as gnubg does; with
+    ``luck_plays`` the best of pubeval's best few), else the policy's own
+    play valued by the evaluator."""
     cdef Py_ssize_t n
     if _own_luck_plays(P):
-        return P.ps.luck(P.ws, P.ps.ctx, g, b, d1, d2, P.evaluator, out, v)
+        return P.ps.luck(P.ws, P.ps.ctx, g, b, d1, d2, P.evaluator, P.luck_plays, out, v)
     n = _choose(g, b, d1, d2, P, prng, out)
     if n >= 0:
         mover_probs(out, P.evaluator, v)
@@ -429,10 +433,10 @@ cdef int play_trial(MoveGen* g, const uint8_t* board, int64_t trial,
 
 
 def make_params(uint64_t seed, int truncate, bint vr, bint quasi, int policy,
-                int evaluator, bint early_stop):
+                int evaluator, bint early_stop, int luck_plays=0):
     """The kernel's parameters as a dict (picklable, for workers)."""
     return dict(seed=seed, truncate=truncate, vr=vr, quasi=quasi, policy=policy,
-                evaluator=evaluator, early_stop=early_stop)
+                evaluator=evaluator, early_stop=early_stop, luck_plays=luck_plays)
 
 
 cdef void _permutations(uint64_t seed, int perm[2][36]) noexcept nogil:
@@ -472,6 +476,7 @@ cdef void _fill(RolloutParams* P, dict d) except *:
     P.policy = d["policy"]
     P.evaluator = d["evaluator"]
     P.early_stop = d["early_stop"]
+    P.luck_plays = d.get("luck_plays", 0)
     P.ps = NULL
     P.ws = NULL
     P.cube.on = 0

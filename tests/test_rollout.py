@@ -55,6 +55,36 @@ def test_bit_identical_across_job_counts_and_chunks():
     assert rollout(INITIAL, vr, jobs=2, chunk=9).mean == rollout(INITIAL, vr, jobs=1).mean
 
 
+def test_pruned_luck_plays_are_bit_identical_across_job_counts_and_chunks():
+    mid = Position.from_position_id("mNvgAQaw5+ABMA")
+    s = RolloutSettings(trials=60, seed=4, luck_plays=6, truncate=12)
+    serial = rollout(mid, s, jobs=1, backend="serial")
+    for jobs, chunk in ((2, 7), (2, 60)):
+        r = rollout(mid, s, jobs=jobs, chunk=chunk, backend="local")
+        assert r.mean == serial.mean and r.stderr == serial.stderr
+    full = rollout(mid, s, luck_plays=0, jobs=1, backend="serial")
+    assert full.mean != serial.mean                  # other luck plays: other adjusted results
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"luck_plays": 65}, "luck_plays must be 0 .. 64"),
+    ({"luck_plays": -1}, "luck_plays must be 0 .. 64"),
+    ({"luck_plays": 8, "policy": "pubeval"}, "needs variance reduction and a net level"),
+    ({"luck_plays": 8, "policy": "beginner"}, "needs variance reduction and a net level"),
+    ({"luck_plays": 8, "variance_reduction": False}, "needs variance reduction and a net level"),
+])
+def test_pruned_luck_plays_refuse_settings_they_do_not_apply_to(kw, words):
+    with pytest.raises(BgfastError, match=words):
+        RolloutSettings(**kw)
+
+
+def test_the_luck_plays_limit_is_the_kernels():
+    from bgfast import _net
+    from bgfast.rollout import MAX_LUCK_PLAYS
+
+    assert MAX_LUCK_PLAYS == _net.MAX_LUCK_PLAYS
+
+
 def test_per_trial_values_do_not_depend_on_the_split():
     params = RolloutSettings(seed=11, variance_reduction=False).kernel_params()
     starts = INITIAL.board[None].copy()
@@ -263,6 +293,17 @@ def test_cli_rollout():
     r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-e", "nope"])
     assert r.exit_code == 2 and "nope" in r.output
     r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "--backend", "nope"])
+    assert r.exit_code == 2
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "36", "-j", "1", "--cubeless",
+                                  "--luck-plays", "8", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["settings"]["luck_plays"] == 8
+    assert doc["mean"] == rollout(INITIAL, trials=36, jobs=1, luck_plays=8).to_dict()["mean"]
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "--luck-plays", "8", "--policy", "pubeval"])
+    assert r.exit_code != 0 and "luck_plays needs variance reduction" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "--luck-plays", "65"])
     assert r.exit_code == 2
 
 

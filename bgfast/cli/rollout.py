@@ -8,7 +8,7 @@ import click
 from click.core import ParameterSource
 
 from .._progress import Progress
-from ..rollout import MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
+from ..rollout import MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 from ._options import context_options, cubeless_option, json_option
@@ -33,6 +33,9 @@ DICE = DiceParam()
               help="Stratified first two rolls.")
 @click.option("--early-stop/--no-early-stop", default=True, show_default=True,
               help="Stop with exact values inside the two-sided bear-off table.")
+@click.option("--luck-plays", type=click.IntRange(0, MAX_LUCK_PLAYS), default=0, show_default=True,
+              help="With --vr and a net level as the policy: value each roll's luck at the "
+                   "net's best of the K plays pubeval scores best (0: of every play).")
 @click.option("--policy", type=click.Choice(policy_names(), case_sensitive=False),
               default="net", show_default=True,
               help="Who plays: a computer level (net = the net at 0-ply; hard and expert "
@@ -63,8 +66,8 @@ DICE = DiceParam()
 @context_options(table=True, cube_flag="cube_decision")
 @cubeless_option("A cubeless rollout instead of the cubeful one.")
 @json_option()
-def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, preset, evaluator,
-            stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json,
+def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays, policy, preset,
+            evaluator, stderr_target, dice, all_rolls, max_plays, jobs, backend, address, as_json,
             context, cube_decision, cubeless):
     """Roll out POSITION and print the 5 probabilities and the cubeless
     equity for the player on roll and, in a cubeful rollout, the cubeful
@@ -104,7 +107,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, policy, pre
     else:
         s = RolloutSettings(**given)
     s = replace(s, seed=seed, stderr_target=stderr_target, jobs=jobs, backend=backend,
-                address=address, cube=context if cubeful else None)
+                address=address, cube=context if cubeful else None, luck_plays=luck_plays)
     if dice is None and not all_rolls and not cube_decision:
         dice = position.dice
     position = position.position
