@@ -46,6 +46,7 @@ EVAL_CACHE_MAX_LOG2: int
 MAX_HIDDEN: int
 MAX_NETS: int
 PLAN_NETS: int
+MAX_LUCK_PLAYS: int
 PLAN_EDGES: tuple[int, int, int]
 CRASHED_IN_PLAY: int
 EVAL_CACHE_MAX_BATCH: int
