@@ -68,7 +68,7 @@ def test_pruned_luck_plays_are_unbiased_at_0_ply():
 
 @pytest.mark.slow
 def test_pruned_luck_plays_are_unbiased_at_0_ply_long():
-    _check_unbiased(*_paired("net0", 2592, seed=9, luck_plays=4))
+    _check_unbiased(*_paired("net0", 2592, seed=6, luck_plays=4))   # the dice of the long test above
 
 
 @pytest.mark.slow
