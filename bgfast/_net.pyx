@@ -579,19 +579,21 @@ cdef inline int _plan_band(const uint8_t* b) noexcept nogil:
     return (d >= NET_PLAN_EDGE1) + (d >= NET_PLAN_EDGE2) + (d >= NET_PLAN_EDGE3)
 
 
+cdef inline int _plan_net(const uint8_t* b) noexcept nogil:
+    """The contact net of b's plan band in a set of NET_PLAN_NETS: 0, then 3, 4, 5."""
+    cdef int band = _plan_band(b)
+    return 2 + band if band else 0
+
+
 cdef inline int _net_of_contact(const NetC* net, int contact, const uint8_t* b) noexcept nogil:
     """net_of for a board b whose contact test is done: race 1, crashed 2
     (a net of three or more), contact 0, or in a net of NET_PLAN_NETS the
-    contact net of its plan band (0, then 3, 4, 5)."""
-    cdef int band
+    contact net of its plan band (_plan_net)."""
     if not contact:
         return 1
     if net.nets > 2 and _crashed(b):
         return 2
-    if net.nets == NET_PLAN_NETS:
-        band = _plan_band(b)
-        return 2 + band if band else 0
-    return 0
+    return _plan_net(b) if net.nets == NET_PLAN_NETS else 0
 
 
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
@@ -763,24 +765,23 @@ cdef void _base_totals(NetCtx* c) noexcept nogil:
     c.btv = 1
 
 
-cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
-                       int depth, uint8_t* out, double* pout) noexcept nogil:
-    """The 0-ply best play of (d1, d2) in out, its probabilities (player on
-    roll after it) in pout.  Uses c.g[depth]."""
-    cdef MoveGen* g = &c.g[depth]
-    cdef Py_ssize_t n, i, best = 0
+cdef inline Py_ssize_t _best_of(NetCtx* c, const NetC* net, const uint8_t* b, const MoveGen* g,
+                                Py_ssize_t n, const int32_t* idx, int m, uint8_t* out,
+                                double* pout) noexcept nogil:
+    """Of the n plays of b that g holds, the net's 0-ply best of idx[0..m)
+    (in play order; idx NULL: of all n) in out, its probabilities (player
+    on roll after it) in pout, ties to the earlier play; n == 0: the turn
+    passed.  Returns n."""
+    cdef Py_ssize_t i, j, best = 0
     cdef double p[5]
     cdef double e, be = 1e300
-    g.n = 0
-    n = movegen_plays(g, b, d1, d2)
-    if n < 0:
-        return n
     if n == 0:
         swap_board(b, out)
         net_onroll(net, out, pout)
         return 0
     _set_base(c, net, b)
-    for i in range(n):
+    for j in range(n if idx == NULL else m):
+        i = j if idx == NULL else idx[j]
         _eval_play(c, net, g.out + 50 * i, p)
         e = probs_equity(p)          # for the opponent: the mover minimises it
         if e < be:
@@ -789,6 +790,19 @@ cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int
             memcpy(pout, p, 5 * sizeof(double))
     memcpy(out, g.out + 50 * best, 50)
     return n
+
+
+cdef Py_ssize_t _best0(NetCtx* c, const NetC* net, const uint8_t* b, int d1, int d2,
+                       int depth, uint8_t* out, double* pout) noexcept nogil:
+    """The 0-ply best play of (d1, d2) in out, its probabilities (player on
+    roll after it) in pout.  Uses c.g[depth]."""
+    cdef MoveGen* g = &c.g[depth]
+    cdef Py_ssize_t n
+    g.n = 0
+    n = movegen_plays(g, b, d1, d2)
+    if n < 0:
+        return n
+    return _best_of(c, net, b, g, n, NULL, 0, out, pout)
 
 
 # ---------------------------------------------------------------------------
@@ -914,19 +928,18 @@ cdef Py_ssize_t _best0_pruned(NetCtx* c, const NetC* net, const uint8_t* b, int 
     _best0 gives it (the same bits when there are at most k plays).
     Returns the number of legal plays, <0 on error.  Uses c.g[depth]."""
     cdef MoveGen* g = &c.g[depth]
-    cdef Py_ssize_t n, i, best = 0
+    cdef Py_ssize_t n, i
     cdef int m = 0, j, t
     cdef int32_t idx[NET_MAX_LUCK_PLAYS]
     cdef double sc[NET_MAX_LUCK_PLAYS]
-    cdef double p[5]
-    cdef double s, e, be = 1e300
+    cdef double s
     cdef bint contact
     g.n = 0
     n = movegen_plays(g, b, d1, d2)
     if n < 0:
         return n
     if n <= k:
-        return _best0(c, net, b, d1, d2, depth, out, pout)
+        return _best_of(c, net, b, g, n, NULL, 0, out, pout)
     contact = board_contact(b)
     for i in range(n):                   # the k best scores, best first (insertion)
         s = pub_score(g.out + 50 * i, contact)
@@ -948,16 +961,7 @@ cdef Py_ssize_t _best0_pruned(NetCtx* c, const NetC* net, const uint8_t* b, int 
             idx[i] = idx[i - 1]
             i -= 1
         idx[i] = t
-    _set_base(c, net, b)
-    for j in range(k):
-        _eval_play(c, net, g.out + 50 * <Py_ssize_t>idx[j], p)
-        e = probs_equity(p)              # for the opponent: the mover minimises it
-        if e < be:
-            be = e
-            best = idx[j]
-            memcpy(pout, p, 5 * sizeof(double))
-    memcpy(out, g.out + 50 * best, 50)
-    return n
+    return _best_of(c, net, b, g, n, idx, k, out, pout)
 
 
 def cache_size():
@@ -1294,13 +1298,11 @@ def plan_nets(const uint8_t[:, :, ::1] boards):
     out = np.zeros(boards.shape[0], dtype=np.int64)
     cdef int64_t[::1] o = out
     cdef Py_ssize_t i
-    cdef int band
     if boards.shape[1] != 2 or boards.shape[2] != 25:
         raise ValueError("boards must have shape (N, 2, 25)")
     with nogil:
         for i in range(boards.shape[0]):
-            band = _plan_band(&boards[i, 0, 0])
-            o[i] = 2 + band if band else 0
+            o[i] = _plan_net(&boards[i, 0, 0])
     return out
 
 
