@@ -328,6 +328,13 @@ def gnubg_with_os_db(path: str) -> tuple[int, str]:
                              f"exec {GNUBG} -t -q \"$@\"' sh")
 
 
+def add_luck_plays_option(ap) -> None:
+    """The ``--luck-plays K`` option (bgfast's ``RolloutSettings.luck_plays``)."""
+    ap.add_argument("--luck-plays", type=int, default=0, metavar="K",
+                    help="bgfast's luck plays among pubeval's best K plays of each roll "
+                         "(RolloutSettings.luck_plays; 0: every play, as gnubg)")
+
+
 def add_os_db_option(ap) -> None:
     """The ``--gnubg-os-db FILE`` option (see :func:`use_os_db`)."""
     ap.add_argument("--gnubg-os-db", metavar="FILE",
@@ -364,9 +371,7 @@ def main():
                     help="skip the 2-process bgfast column")
     ap.add_argument("--evals", action="store_true", help="also 0-ply evaluations/s in batch")
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--luck-plays", type=int, default=0, metavar="K",
-                    help="bgfast's luck plays among pubeval's best K plays of each roll "
-                         "(RolloutSettings.luck_plays; 0: every play, as gnubg)")
+    add_luck_plays_option(ap)
     add_os_db_option(ap)
     args = ap.parse_args()
     global LUCK_PLAYS

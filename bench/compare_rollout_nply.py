@@ -16,9 +16,12 @@ evaluation cache (hit rate, games/s); ``--consistency`` prints instead how
 much each net's equity moves from 0 to 1 and from 1 to 2 plies.  Both
 sides value races with their home-board tables; ``--gnubg-os-db FILE``
 gives both a larger one-sided table, as in ``bench/compare_rollout.py``.
+``--luck-plays K`` has bgfast pick each roll's luck play from the K best
+plays by pubeval (``RolloutSettings.luck_plays``), as in that script.
 
 Run: python bench/compare_rollout_nply.py [--plies 1 2] [--vr on off] [--truncate 0 7]
      [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache] [--gnubg-os-db FILE]
+     [--luck-plays K]
 """
 import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
 import argparse
@@ -38,7 +41,7 @@ from bgfast import _net  # noqa: E402
 from bgfast.evaluate import install_bearoff_tables  # noqa: E402
 from bgfast.position import Position  # noqa: E402
 from bgfast.rollout import RolloutSettings, rollout  # noqa: E402
-from compare_rollout import add_os_db_option, use_os_db  # noqa: E402
+from compare_rollout import add_luck_plays_option, add_os_db_option, use_os_db  # noqa: E402
 
 GNUBG = "/usr/games/gnubg"
 #: the shell command that runs ``gnubg -t -q`` (``--gnubg-os-db`` wraps it)
@@ -125,11 +128,16 @@ def gnubg_rollout(pid, trials, plies, vr, truncate, startup, seed=1):
     return trials / max(cpu - startup, 1e-9), float(mean.group(1)), float(se.group(1))
 
 
+#: bgfast's luck plays with variance reduction (--luck-plays): the net's 0-ply
+#: best of each roll's LUCK_PLAYS best plays by pubeval; 0: of every play, as gnubg
+LUCK_PLAYS = 0
+
+
 def bgfast_rollout(pid, trials, plies, vr, truncate, seed=1):
     """(games/s of CPU time, equity, standard error) of bgfast's rollout (one process)."""
     s = RolloutSettings(trials=trials, seed=seed, policy=f"net{plies}", evaluator="net",
                         variance_reduction=vr, truncate=truncate, jobs=1, backend="serial",
-                        chunk=36)
+                        chunk=36, luck_plays=LUCK_PLAYS if vr else 0)
     t0 = time.process_time()
     r = rollout(Position.from_position_id(pid), s)
     return trials / (time.process_time() - t0), r.equity, r.stderr["equity"]
@@ -193,8 +201,11 @@ def main():
     ap.add_argument("--cache", action="store_true", help="bgfast with and without its cache")
     ap.add_argument("--consistency", action="store_true",
                     help="only the equity moves between plies of both nets (needs gnubg-nn)")
+    add_luck_plays_option(ap)
     add_os_db_option(ap)
     args = ap.parse_args()
+    global LUCK_PLAYS
+    LUCK_PLAYS = args.luck_plays
     if args.gnubg_os_db:
         global GNUBG_CMD
         GNUBG_CMD = use_os_db(args.gnubg_os_db)
@@ -214,6 +225,9 @@ def main():
     if have_gnubg:
         print(f"# gnubg start-up {startup:.2f} s CPU (subtracted); move filters "
               f"{_net.move_filters()} (kept plays, equity window) on both sides")
+    if LUCK_PLAYS:
+        print(f"# bgfast's luck plays: the net's best of the {LUCK_PLAYS} best by pubeval "
+              f"(gnubg: of every play)")
     for plies in args.plies:
         for vr in args.vr:
             for trunc in args.truncate:

@@ -479,8 +479,9 @@ def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "11"}, "ROUNDS must be 2, 3, 4, 5, 6, 7, 8, 9 or 10"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 10 only"),
+    ({"ROUNDS": "12"}, "ROUNDS must be 2 to 11"),
+    ({"ROUNDS": "1"}, "ROUNDS must be 2 to 11"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 11 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -237,7 +237,8 @@ def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, r
         td.select_classes(sample, ["bearoff"])
     with pytest.raises(BgfastError, match="no position class"):
         td.select_classes(sample, [])
-    assert len(td.select_classes(sample, ["race"])) == 0          # the sample has no race
+    race = td.select_classes(sample, ["race"])
+    assert race.keys.tobytes() == sample.keys[sample.classes == td.RACE].tobytes()
     r = run("data", "values", positions_file, "-o", tmp_path / "R", "--class", "CRASHED",
             "--plies", 1, "-j", 1, "--json")
     assert r.exit_code == 0, r.output
@@ -259,7 +260,9 @@ def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, r
     assert r.exit_code != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert td.load_labels(tmp_path / "RL").keys.tobytes() == sample.keys[rows[:3]].tobytes()
     # a class the file does not hold: a usage error, and no directory
-    r = run("data", "values", positions_file, "-o", tmp_path / "E", "--class", "race")
+    no_race = tmp_path / "no-race.bgtd"
+    td.save_positions(td.select_classes(sample, ["contact", "crashed"]), no_race)
+    r = run("data", "values", no_race, "-o", tmp_path / "E", "--class", "race")
     assert r.exit_code == 2 and "no positions of the class race" in r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp_path / "E").exists()
     r = run("data", "values", positions_file, "-o", tmp_path / "X", "--class", "bearoff")

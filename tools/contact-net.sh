@@ -35,26 +35,31 @@
 #  10. the race net given the borne-off thermometer (the feature group off)
 #      and trained in three steps towards the 2-ply values of the net before
 #      each (tools/race-off.sh,
-#      docs/training.md#the-race-net-with-the-borne-off-thermometer).
+#      docs/training.md#the-race-net-with-the-borne-off-thermometer);
+#  11. round 10's contact net split into plan nets (one per band of the
+#      race, bgfast train supervised --plan-nets), trained with the crashed
+#      net towards round 10's 2-ply values (the 10-point race table's) of
+#      the contact and crashed positions of all nine position files
+#      (docs/training.md#plan-nets).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores (round 10 about 40 minutes of it).  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
-# ROUNDS=2, 3, 4, 5, 6, 7, 8 or 9 stops early (docs/training.md#further-rounds);
+# ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6, 7, 8, 9 and 10 (the default) use 256.
-# Usage: [ROUNDS=2|3|4|5|6|7|8|9|10] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 11 (the default) use 256.
+# Usage: [ROUNDS=2..11] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-10}"
+ROUNDS="${ROUNDS:-11}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2, 3, 4, 5, 6, 7, 8, 9 or 10" >&2; exit 2 ;;
+    6|7|8|9|10|11) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 11" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 10 only (ROUNDS=5, 6, 7, 8, 9 or 10)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 11 only (ROUNDS=5 to 11)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -66,11 +71,12 @@ FIT="--class contact --class crashed --epochs 100 --patience 8 --quiet"
 
 . tools/steps.sh
 
-# values DIR POSITIONS: the 2-ply values of $BGFAST_NET, resumed if interrupted
+# values DIR POSITIONS [OPTION...]: the 2-ply values of $BGFAST_NET (the
+# positions of $VALUE_CLASSES, default all), resumed if interrupted
 values() {
     RESUME=""
     [ -d "$1" ] && RESUME="--resume"
-    once "$1.done" python -m bgfast data values "$2" -o "$1" --plies 2 $RESUME
+    once "$1.done" python -m bgfast data values "$2" -o "$1" --plies 2 $VALUE_CLASSES $RESUME
 }
 
 # round_values R NAME...: values of each position file NAME of data/training/ in
@@ -178,10 +184,21 @@ if [ "$ROUNDS" -ge 5 ]; then
                 --epochs 20 --patience 4 $RACE
             LAST="$WORK/round9-h$HIDDEN.npz"
         fi
-        if [ "$ROUNDS" = 10 ]; then
+        if [ "$ROUNDS" -ge 10 ]; then
             once "$WORK/round10-h$HIDDEN.done" sh tools/race-off.sh "$LAST" \
                 "$WORK/round10-h$HIDDEN.npz" "$WORK/round10"
             LAST="$WORK/round10-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" = 11 ]; then
+            # round 10's values with the race table bgfast plays with (10 points)
+            export BGFAST_NET="$LAST" BGFAST_RACE_POINTS=10
+            VALUE_CLASSES="--class contact --class crashed"
+            round_values 11 selfplay-7 selfplay-6 crashed-1 selfplay-5 selfplay-4 selfplay-3 \
+                training selfplay-1 selfplay-2
+            once "$WORK/round11-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round11-h$HIDDEN.npz" --init "$LAST" --plan-nets --keep-shape --lr 1e-4 \
+                $FIT --resume
+            LAST="$WORK/round11-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
