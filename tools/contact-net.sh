@@ -43,7 +43,8 @@
 #      (docs/training.md#plan-nets).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
-# free cores (round 10 about 40 minutes of it).  Each step's output stays in WORK, and a
+# free cores for rounds 1 to 10 (round 10 about 40 minutes of it), and about an
+# hour and a half more for round 11.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
@@ -68,11 +69,12 @@ cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 FEATURES="contain,contact,anchors,hits,mobility"
 FIT="--class contact --class crashed --epochs 100 --patience 8 --quiet"
+VALUE_CLASSES=""
 
 . tools/steps.sh
 
-# values DIR POSITIONS [OPTION...]: the 2-ply values of $BGFAST_NET (the
-# positions of $VALUE_CLASSES, default all), resumed if interrupted
+# values DIR POSITIONS: the 2-ply values of $BGFAST_NET (of the classes of
+# $VALUE_CLASSES, empty: all), resumed if interrupted
 values() {
     RESUME=""
     [ -d "$1" ] && RESUME="--resume"
