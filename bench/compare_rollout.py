@@ -332,7 +332,8 @@ def add_luck_plays_option(ap) -> None:
     """The ``--luck-plays K`` option (bgfast's ``RolloutSettings.luck_plays``)."""
     ap.add_argument("--luck-plays", type=int, default=0, metavar="K",
                     help="bgfast's luck plays among pubeval's best K plays of each roll "
-                         "(RolloutSettings.luck_plays; 0: every play, as gnubg)")
+                         "(RolloutSettings.luck_plays; 0, the default here: every play, as "
+                         "gnubg; a bgfast rollout with a 0-ply policy defaults to 6)")
 
 
 def add_os_db_option(ap) -> None:

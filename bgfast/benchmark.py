@@ -81,7 +81,8 @@ from .rollout import RolloutSettings
 from .traindata import (CLASSES, DEFAULT_PLAYERS as TRAINING_PLAYERS, KeyedRows, PositionSet,
                         _meta_field, _parse_players, _read, _require,
                         _write, derive_seed, label_fields, load_keys, load_shards,
-                        position_seed, prepare_directory, run_shards, sample_positions)
+                        position_seed, prepare_directory, run_shards, sample_positions,
+                        settings_of_fields)
 
 __all__ = ["SETS", "MARGIN", "MIN_CANDIDATES", "MAX_CANDIDATES", "REFERENCE_SETTINGS",
            "DEFAULT_SEED", "DEFAULT_PLAYERS", "default_players", "DECISIONS", "Decisions",
@@ -98,7 +99,7 @@ MIN_CANDIDATES = 2
 MAX_CANDIDATES = 8
 #: The reference rollouts: the net plays to the end, variance reduction.
 REFERENCE_SETTINGS = RolloutSettings(trials=144, truncate=0, seed=21, policy="net",
-                                     evaluator="net", variance_reduction=True)
+                                     evaluator="net", variance_reduction=True, luck_plays=0)
 #: The default seed of the decisions (the training data's is 1).
 DEFAULT_SEED = 21
 #: The self-play players that find the positions (gnubg through the optional gnubg-nn).
@@ -456,7 +457,7 @@ def extend(directory, chosen, *, jobs: int | None = None, block_size: int = 4,
         _write(path, "benchmark-extras", {k: a[k][order] for k in _EXTRA_ARRAYS}, meta)
 
     t0 = last = time.monotonic()
-    args = _worker_settings(RolloutSettings(**db.meta["settings"]))
+    args = _worker_settings(settings_of_fields(db.meta["settings"]))
     blocks = [(rows[a:a + block_size].astype(np.int64), chosen[rows[a:a + block_size]])
               for a in range(0, rows.size, block_size)]
     done, fresh = 0, False

@@ -78,6 +78,7 @@ __all__ = ["RolloutSettings", "Preset", "PRESETS", "RolloutResult", "CubeRollout
            "policy_names", "evaluator_names",
            "rollout_opening_rolls", "run_chunk", "OUTPUT_NAMES", "POLICIES", "BACKENDS",
            "KERNEL_EVALUATORS", "register_kernel_evaluator", "MAX_TRIALS", "MAX_TRUNCATE", "MAX_LUCK_PLAYS",
+           "DEFAULT_LUCK_PLAYS",
            "STATS_BLOCK"]
 
 OUTPUT_NAMES = PROB_NAMES + ("equity",)
@@ -100,6 +101,11 @@ MAX_TRIALS = 10 ** 15
 MAX_TRUNCATE = 4000
 #: Most candidates of a pruned luck play (``RolloutSettings.luck_plays``).
 MAX_LUCK_PLAYS = 64
+#: The luck plays of a 0-ply net policy with variance reduction when
+#: ``RolloutSettings.luck_plays`` is None: the net values the 6 plays
+#: pubeval scores best for each roll's luck (docs/performance.md, "Pruned
+#: luck plays": about 2.1x gnubg's scheme at equal standard error).
+DEFAULT_LUCK_PLAYS = 6
 #: Most trials per task (a task's results are held whole).
 MAX_CHUNK = 1 << 16
 #: Trials whose statistics are taken together before they join the totals.
@@ -208,7 +214,12 @@ class RolloutSettings:
     the net's best of the ``luck_plays`` plays (1 .. :data:`MAX_LUCK_PLAYS`)
     that pubeval scores best, instead of the best of every play (0, gnubg's
     scheme): fewer evaluations a ply, a little more variance per game, the
-    same expectation."""
+    same expectation.  None (the default) takes :data:`DEFAULT_LUCK_PLAYS`
+    for a net level searching 0 plies with variance reduction, where the
+    pruned plays reach a given standard error about twice as fast, and 0
+    otherwise: an n-ply policy finds its luck plays in its evaluation cache,
+    and pruning them costs it time and variance
+    (:attr:`effective_luck_plays`)."""
 
     trials: int = 1296
     seed: int = 0
@@ -227,7 +238,7 @@ class RolloutSettings:
     chunk: int = 216
     retries: int = 3
     cube: CubeContext | None = None
-    luck_plays: int = 0
+    luck_plays: int | None = None
 
     def __post_init__(self):
         if not 1 <= self.trials <= MAX_TRIALS:
@@ -255,11 +266,26 @@ class RolloutSettings:
             raise BgfastError("stderr_target must be positive")
         if self.cube is not None:
             object.__setattr__(self, "cube", CubeContext.of(self.cube))
-        if not 0 <= self.luck_plays <= MAX_LUCK_PLAYS:
-            raise BgfastError(f"luck_plays must be 0 .. {MAX_LUCK_PLAYS}, not {self.luck_plays}")
-        if self.luck_plays and not (self.variance_reduction and _net_level(self.policy)):
-            raise BgfastError("luck_plays needs variance reduction and a net level as the policy "
-                              f"(not {self.policy!r})")
+        if self.luck_plays is not None:
+            if not 0 <= self.luck_plays <= MAX_LUCK_PLAYS:
+                raise BgfastError(f"luck_plays must be 0 .. {MAX_LUCK_PLAYS}, not {self.luck_plays}")
+            if self.luck_plays and not (self.variance_reduction and _net_level(self.policy)):
+                raise BgfastError("luck_plays needs variance reduction and a net level as the "
+                                  f"policy (not {self.policy!r})")
+
+    @property
+    def effective_luck_plays(self) -> int:
+        """The luck plays the rollout uses: ``luck_plays``, or for None
+        :data:`DEFAULT_LUCK_PLAYS` with variance reduction and a net level
+        searching 0 plies as the policy, else 0 (every play, gnubg's scheme)."""
+        if self.luck_plays is not None:
+            return self.luck_plays
+        if self.variance_reduction and _net_level(self.policy):
+            from .levels import get_level
+
+            if get_level(self.policy).plies == 0:
+                return DEFAULT_LUCK_PLAYS
+        return 0
 
     @classmethod
     def from_preset(cls, name: str, **kw) -> "RolloutSettings":
@@ -273,7 +299,7 @@ class RolloutSettings:
         params = _rollout.make_params(self.seed, self.truncate, self.variance_reduction,
                                       self.quasi_random, _policy_slot(self.policy),
                                       _evaluator_slot(self.evaluator), self.early_stop,
-                                      self.luck_plays)
+                                      self.effective_luck_plays)
         # names, so that a worker process installs the same kernels
         params["policy_name"] = self.policy
         params["evaluator_name"] = self.evaluator
@@ -283,6 +309,7 @@ class RolloutSettings:
     def to_dict(self) -> dict:
         d = asdict(replace(self, cube=None))
         d["cube"] = "cubeless" if self.cube is None else self.cube.to_dict()
+        d["luck_plays"] = self.effective_luck_plays
         return d
 
 
@@ -292,8 +319,10 @@ class Preset:
     (plies, 0 = none), the policy (a computer level of
     :data:`LEVEL_POLICIES`), variance reduction, quasi-random dice and the
     bear-off handling (``early_stop``: exact values once both sides are in
-    the two-sided bear-off table).  The luck, truncation and bear-off
-    values are the net's with the exact databases (``evaluator="net"``)."""
+    the two-sided bear-off table) and the luck plays (None: as
+    :attr:`RolloutSettings.effective_luck_plays` chooses).  The luck,
+    truncation and bear-off values are the net's with the exact databases
+    (``evaluator="net"``)."""
 
     name: str
     description: str
@@ -303,6 +332,7 @@ class Preset:
     variance_reduction: bool = True
     quasi_random: bool = True
     early_stop: bool = True
+    luck_plays: int | None = None
 
     @property
     def plies(self) -> int:
@@ -326,7 +356,7 @@ class Preset:
         return {"trials": self.trials, "truncate": self.truncate, "policy": self.policy,
                 "variance_reduction": self.variance_reduction,
                 "quasi_random": self.quasi_random, "early_stop": self.early_stop,
-                "evaluator": "net"}
+                "evaluator": "net", "luck_plays": self.luck_plays}
 
 
 #: Named rollout settings users know: gnubg's default rollout and settings in
@@ -335,7 +365,8 @@ class Preset:
 #: and ``bgfast rollout --preset NAME``; explicit settings override the preset's.
 PRESETS = {p.name: p for p in (
     Preset("gnubg", "gnubg's default rollout: 0-ply net play, 1296 games to the end, "
-                    "variance reduction, quasi-random dice", 1296, 0, "net"),
+                    "variance reduction with every play valued for each roll's luck, "
+                    "quasi-random dice", 1296, 0, "net", luck_plays=0),
     Preset("roller", "XG Roller-like: 42 games truncated at 5 plies, 1-ply play", 42, 5, "net1"),
     Preset("roller+", "XG Roller+-like: 360 games truncated at 7 plies, 2-ply play", 360, 7,
            "net2"),

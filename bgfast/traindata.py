@@ -81,7 +81,7 @@ __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_
            "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
            "sample_positions", "select_classes", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
-           "label_files", "label_fields", "race_table_fields", "run_shards", "load_shards", "prepare_directory"]
+           "label_files", "label_fields", "settings_of_fields", "race_table_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
 MAGIC = b"BGFTDATA"
@@ -98,7 +98,7 @@ DEFAULT_PLAYERS = {"net": 45, "pubeval": 20, "easy": 10, "medium": 10, "beginner
 #: The labelling setting: the net plays and evaluates, variance reduction,
 #: truncated after 11 plies, 72 trials (two blocks of the 36 first rolls).
 LABEL_SETTINGS = RolloutSettings(trials=72, truncate=11, seed=1, policy="net", evaluator="net",
-                                 variance_reduction=True)
+                                 variance_reduction=True, luck_plays=0)
 LABEL_NAMES = OUTPUT_NAMES
 #: The settings fields that make a label (the others only say where it is computed).
 _LABEL_FIELDS = ("trials", "seed", "truncate", "variance_reduction", "quasi_random", "early_stop",
@@ -556,9 +556,20 @@ PARTIAL = "partial" + SUFFIX
 
 
 def label_fields(settings: RolloutSettings) -> dict:
-    """The fields of ``settings`` that make a label (recorded in every shard)."""
+    """The fields of ``settings`` that make a label (recorded in every shard):
+    those of ``_LABEL_FIELDS``, and ``luck_plays`` when the luck plays are
+    pruned (a record without it means every play, as
+    :func:`settings_of_fields` reads it)."""
     d = settings.to_dict()
-    return {k: d[k] for k in _LABEL_FIELDS}
+    out = {k: d[k] for k in _LABEL_FIELDS}
+    if d["luck_plays"]:
+        out["luck_plays"] = d["luck_plays"]
+    return out
+
+
+def settings_of_fields(fields: dict) -> RolloutSettings:
+    """The rollout settings that :func:`label_fields` recorded as ``fields``."""
+    return RolloutSettings(**{"luck_plays": 0, **fields})
 
 
 def _shard_name(k: int) -> str:

@@ -78,6 +78,53 @@ def test_pruned_luck_plays_refuse_settings_they_do_not_apply_to(kw, words):
         RolloutSettings(**kw)
 
 
+@pytest.mark.parametrize("kw, k", [
+    ({}, 6),                                            # the net at 0-ply, variance reduction
+    ({"policy": "medium"}, 6),
+    ({"policy": "net1"}, 0),                            # n-ply: the cache holds gnubg's picks
+    ({"policy": "expert"}, 0),
+    ({"policy": "pubeval"}, 0),
+    ({"variance_reduction": False}, 0),
+    ({"luck_plays": 0}, 0),
+    ({"luck_plays": 3, "policy": "net2"}, 3),
+])
+def test_the_default_luck_plays_prune_only_a_0_ply_net_policy(kw, k):
+    s = RolloutSettings(**kw)
+    assert s.effective_luck_plays == k
+    assert s.to_dict()["luck_plays"] == k
+    assert RolloutSettings(**{key: v for key, v in s.to_dict().items() if key != "cube"}) \
+        .effective_luck_plays == k
+
+
+def test_the_default_luck_plays_follow_the_policy_they_are_replaced_with():
+    s = RolloutSettings()
+    assert replace(s, policy="pubeval").effective_luck_plays == 0     # no error: still the default
+    assert replace(s, policy="net2").effective_luck_plays == 0
+    assert RolloutSettings.from_preset("gnubg").effective_luck_plays == 0   # gnubg's scheme
+    assert RolloutSettings.from_preset("gnubg", luck_plays=6).effective_luck_plays == 6
+    assert RolloutSettings.from_preset("roller").effective_luck_plays == 0
+
+
+def test_a_default_rollout_is_the_one_with_pruned_luck_plays():
+    s = RolloutSettings(trials=36, seed=5, truncate=8, jobs=1, backend="serial")
+    default = rollout(INITIAL, s)
+    assert default.mean == rollout(INITIAL, s, luck_plays=6).mean
+    assert default.mean != rollout(INITIAL, s, luck_plays=0).mean
+
+
+def test_labels_and_benchmark_references_value_every_play_for_the_luck():
+    from bgfast.benchmark import REFERENCE_SETTINGS
+    from bgfast.traindata import LABEL_SETTINGS, label_fields, settings_of_fields
+
+    for s in (LABEL_SETTINGS, REFERENCE_SETTINGS):
+        assert s.effective_luck_plays == 0
+        assert "luck_plays" not in label_fields(s)      # records made before the field read alike
+        assert settings_of_fields(label_fields(s)).effective_luck_plays == 0
+    pruned = replace(LABEL_SETTINGS, luck_plays=6)
+    assert label_fields(pruned)["luck_plays"] == 6
+    assert settings_of_fields(label_fields(pruned)) == pruned
+
+
 def test_the_luck_plays_limit_is_the_kernels():
     from bgfast import _net
     from bgfast.rollout import MAX_LUCK_PLAYS
@@ -305,6 +352,12 @@ def test_cli_rollout():
     assert len(r.output.strip().splitlines()) == 1
     r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "--luck-plays", "65"])
     assert r.exit_code == 2
+    for extra, k in (([], 6), (["--policy", "hard"], 0), (["--preset", "gnubg"], 0),
+                     (["--preset", "gnubg", "--luck-plays", "4"], 4)):
+        r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "2", "-j", "1",
+                                      "--cubeless", "--json"] + extra)
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output)["settings"]["luck_plays"] == k, extra
 
 
 @pytest.mark.loopback
@@ -584,7 +637,8 @@ def test_level_policies_are_deterministic_and_differ():
 
 def test_net_policy_is_the_net_evaluator_policy():
     # the net level at 0-ply and the 'evaluator' policy with the net pick the same plays
-    s = RolloutSettings(trials=36, seed=8, jobs=1, evaluator="net")
+    # (and, with every play valued for the luck, adjust by the same luck)
+    s = RolloutSettings(trials=36, seed=8, jobs=1, evaluator="net", luck_plays=0)
     a = rollout(INITIAL, s, policy="net")
     b = rollout(INITIAL, s, policy="evaluator")
     assert a.mean == pytest.approx(b.mean, abs=1e-9)

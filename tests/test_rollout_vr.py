@@ -66,6 +66,13 @@ def test_pruned_luck_plays_are_unbiased_at_0_ply():
     _check_unbiased(*_paired("net0", 216, seed=8, luck_plays=8))
 
 
+def test_the_default_luck_plays_are_unbiased_at_0_ply():
+    from bgfast.rollout import DEFAULT_LUCK_PLAYS
+
+    assert RolloutSettings(policy="net0").effective_luck_plays == DEFAULT_LUCK_PLAYS
+    _check_unbiased(*_paired("net0", 216, seed=9, luck_plays=None))
+
+
 @pytest.mark.slow
 def test_pruned_luck_plays_are_unbiased_at_0_ply_long():
     _check_unbiased(*_paired("net0", 2592, seed=6, luck_plays=4))   # the dice of the long test above

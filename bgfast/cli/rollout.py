@@ -8,7 +8,7 @@ import click
 from click.core import ParameterSource
 
 from .._progress import Progress
-from ..rollout import MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
+from ..rollout import DEFAULT_LUCK_PLAYS, MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 from ._options import context_options, cubeless_option, json_option
@@ -33,9 +33,10 @@ DICE = DiceParam()
               help="Stratified first two rolls.")
 @click.option("--early-stop/--no-early-stop", default=True, show_default=True,
               help="Stop with exact values inside the two-sided bear-off table.")
-@click.option("--luck-plays", type=click.IntRange(0, MAX_LUCK_PLAYS), default=0, show_default=True,
+@click.option("--luck-plays", type=click.IntRange(0, MAX_LUCK_PLAYS), default=None,
               help="With --vr and a net level as the policy: value each roll's luck at the "
-                   "net's best of the K plays pubeval scores best (0: of every play).")
+                   "net's best of the K plays pubeval scores best (0: of every play, gnubg's "
+                   f"scheme).  Default: {DEFAULT_LUCK_PLAYS} for a 0-ply policy, else 0.")
 @click.option("--policy", type=click.Choice(policy_names(), case_sensitive=False),
               default="net", show_default=True,
               help="Who plays: a computer level (net = the net at 0-ply; hard and expert "
@@ -82,9 +83,10 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays,
     decision instead: no double and double/take with common dice.
 
     --preset NAME takes a named setting (trials, truncation, policy,
-    variance reduction, quasi-random dice, bear-off stop); --trials,
-    --truncate, --policy, --evaluator, --vr/--no-vr, --quasi/--no-quasi and
-    --early-stop/--no-early-stop given beside it override the preset's."""
+    variance reduction, quasi-random dice, bear-off stop, luck plays);
+    --trials, --truncate, --policy, --evaluator, --vr/--no-vr,
+    --quasi/--no-quasi, --early-stop/--no-early-stop and --luck-plays given
+    beside it override the preset's."""
     from ..rollout import (RolloutSettings, rollout as run, rollout_cube, rollout_opening_rolls,
                            rollout_plays)
 
@@ -94,20 +96,20 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays,
     cubeful = cube_decision or not cubeless
     given = {"trials": trials, "truncate": truncate, "variance_reduction": vr,
              "quasi_random": quasi, "early_stop": early_stop, "policy": policy.lower(),
-             "evaluator": evaluator}
+             "evaluator": evaluator, "luck_plays": luck_plays}
     if preset is not None:
         # the preset's settings, but for the options given on the command line
         ctx = click.get_current_context()
         params = {"trials": "trials", "truncate": "truncate", "variance_reduction": "vr",
                   "quasi_random": "quasi", "early_stop": "early_stop", "policy": "policy",
-                  "evaluator": "evaluator"}
+                  "evaluator": "evaluator", "luck_plays": "luck_plays"}
         given = {k: v for k, v in given.items()
                  if ctx.get_parameter_source(params[k]) not in (ParameterSource.DEFAULT, None)}
         s = RolloutSettings.from_preset(preset.lower(), **given)
     else:
         s = RolloutSettings(**given)
     s = replace(s, seed=seed, stderr_target=stderr_target, jobs=jobs, backend=backend,
-                address=address, cube=context if cubeful else None, luck_plays=luck_plays)
+                address=address, cube=context if cubeful else None)
     if dice is None and not all_rolls and not cube_decision:
         dice = position.dice
     position = position.position
