@@ -358,6 +358,12 @@ def test_cli_rollout():
                                       "--cubeless", "--json"] + extra)
         assert r.exit_code == 0, r.output
         assert json.loads(r.output)["settings"]["luck_plays"] == k, extra
+    for extra, words in (([], "luck from the best of pubeval's 6 plays, cubeless"),
+                         (["--luck-plays", "0"], "luck from every play, cubeless"),
+                         (["--no-vr"], "policy net, cubeless")):
+        r = CliRunner().invoke(main, ["rollout", "4HPwATDgc/ABMA", "-n", "2", "-j", "1",
+                                      "--cubeless"] + extra)
+        assert r.exit_code == 0 and words in r.output.splitlines()[-1], r.output
 
 
 @pytest.mark.loopback

@@ -169,7 +169,11 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays,
         label = {"equity": "cubeless equity", "cubeful": "cubeful EMG" if "mwc" in r.mean
                  else "cubeful equity", "mwc": "cubeful MWC"}.get(k, k)
         click.echo(f"{label:<16}{r.mean[k]:9.4f}{r.stderr[k]:9.4f}")
-    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {s.policy}, {where}")
+    k = s.effective_luck_plays
+    luck = ("" if not s.variance_reduction else
+            f", luck from the best of pubeval's {k} plays" if k else ", luck from every play")
+    click.echo(f"games {r.games}, {r.average_plies:.1f} plies per game, policy {s.policy}{luck}, "
+               f"{where}")
 
 
 def _context(s) -> dict | str:
