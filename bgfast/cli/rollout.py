@@ -8,7 +8,8 @@ import click
 from click.core import ParameterSource
 
 from .._progress import Progress
-from ..rollout import DEFAULT_LUCK_PLAYS, MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNCATE, PRESETS, policy_names
+from ..rollout import (DEFAULT_LUCK_PLAYS, MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNCATE, PRESETS,
+                       policy_names)
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
 from ._options import context_options, cubeless_option, json_option
