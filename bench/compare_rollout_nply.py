@@ -135,9 +135,10 @@ LUCK_PLAYS = 0
 
 def bgfast_rollout(pid, trials, plies, vr, truncate, seed=1):
     """(games/s of CPU time, equity, standard error) of bgfast's rollout (one process)."""
-    # chunks of 36 trials: a policy's evaluation cache lives for a chunk, so bgfast cannot
-    # look up the first ply of a trial that shares its first roll with an earlier one
-    # (the 36 first rolls), as gnubg cannot in its 36-game runs (--gnubg-games)
+    # chunks of 36 trials: a policy's evaluation cache lives for a chunk, so bgfast never
+    # looks up the first ply of a trial that shares its first roll with an earlier one (the
+    # 36 first rolls).  gnubg's cache lives for its whole rollout: with --gnubg-games 36 it
+    # cannot either; with more games it can, and the comparison leans its way
     s = RolloutSettings(trials=trials, seed=seed, policy=f"net{plies}", evaluator="net",
                         variance_reduction=vr, truncate=truncate, jobs=1, backend="serial",
                         chunk=36, luck_plays=LUCK_PLAYS if vr else 0)
