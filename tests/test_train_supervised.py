@@ -479,9 +479,9 @@ def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "12"}, "ROUNDS must be 2 to 11"),
-    ({"ROUNDS": "1"}, "ROUNDS must be 2 to 11"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 11 only"),
+    ({"ROUNDS": "13"}, "ROUNDS must be 2 to 12"),
+    ({"ROUNDS": "1"}, "ROUNDS must be 2 to 12"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 12 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -17,6 +17,9 @@ from bgfast.rollout import rollout
 from bgfast import traindata as td
 
 QUICK = "net=2,pubeval=1,beginner=1"            # the fast players
+#: players whose games do not depend on the shipped net's weights: samples
+#: whose mix of classes a test relies on stay the same when the net changes
+NETLESS = "pubeval=1,beginner=1"
 TINY = replace(td.LABEL_SETTINGS, trials=6, truncate=3, seed=9)
 
 
@@ -221,9 +224,21 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
     assert r.exit_code == 2 and "already holds" in r.stderr and r.stderr.count("\n") == 1
 
 
-def test_values_and_labels_of_chosen_classes(sample, positions_file, tmp_path, run):
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """A sample of all three classes (98 contact and 11 crashed positions
+    and 11 races, from the netless players' games), and its positions file."""
+    sample = td.sample_positions(120, seed=6, players=NETLESS, jobs=1)
+    assert sample.class_counts() == {"contact": 98, "crashed": 11, "race": 11}
+    path = tmp_path_factory.mktemp("mixed") / "p.bgtd"
+    td.save_positions(sample, path)
+    return sample, path
+
+
+def test_values_and_labels_of_chosen_classes(mixed, tmp_path, run):
     from bgfast import net as netmod
 
+    sample, positions_file = mixed
     crashed = td.select_classes(sample, ["crashed"])
     rows = np.flatnonzero(sample.classes == td.CRASHED)
     assert 0 < len(crashed) < len(sample)
@@ -284,7 +299,7 @@ def test_values_with_a_race_table(tmp_path, run, race_table):
     from bgfast import bearoff
     from bgfast import net as netmod
 
-    races = td.sample_positions(200, seed=6, players=QUICK, jobs=1, classes=["race"])
+    races = td.sample_positions(200, seed=6, players=NETLESS, jobs=1, classes=["race"])
     boards = races.boards
     table = bearoff.open(race_table)
     probe = table.probe_batch(boards)

@@ -40,27 +40,32 @@
 #      race, bgfast train supervised --plan-nets), trained with the crashed
 #      net towards round 10's 2-ply values (the 10-point race table's) of
 #      the contact and crashed positions of all nine position files
-#      (docs/training.md#plan-nets).
+#      (docs/training.md#plan-nets);
+#  12. the plan nets and the crashed net trained again, for up to 200
+#      epochs, towards round 11's 2-ply values of the contact and crashed
+#      positions of ten files (data/training/crashed-2.bgtd, 200,000
+#      crashed positions of round 11's self-play, added)
+#      (docs/training.md#round-12-more-crashed-positions-the-shipped-net).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
-# free cores for rounds 1 to 10 (round 10 about 40 minutes of it), and about an
-# hour and a half more for round 11.  Each step's output stays in WORK, and a
+# free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
+# hour and a half more for round 11 and about two hours more for round 12.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 11 (the default) use 256.
-# Usage: [ROUNDS=2..11] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 12 (the default) use 256.
+# Usage: [ROUNDS=2..12] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-11}"
+ROUNDS="${ROUNDS:-12}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 11" >&2; exit 2 ;;
+    6|7|8|9|10|11|12) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 12" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 11 only (ROUNDS=5 to 11)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 12 only (ROUNDS=5 to 12)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -191,7 +196,7 @@ if [ "$ROUNDS" -ge 5 ]; then
                 "$WORK/round10-h$HIDDEN.npz" "$WORK/round10"
             LAST="$WORK/round10-h$HIDDEN.npz"
         fi
-        if [ "$ROUNDS" = 11 ]; then
+        if [ "$ROUNDS" -ge 11 ]; then
             # round 10's values with the race table bgfast plays with (10 points)
             export BGFAST_NET="$LAST" BGFAST_RACE_POINTS=10
             VALUE_CLASSES="--class contact --class crashed"
@@ -201,6 +206,16 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round11-h$HIDDEN.npz" --init "$LAST" --plan-nets --keep-shape --lr 1e-4 \
                 $FIT --resume
             LAST="$WORK/round11-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" -ge 12 ]; then
+            # round 11's values, crashed-2 (its self-play's crashed positions) added
+            export BGFAST_NET="$LAST"
+            round_values 12 selfplay-7 selfplay-6 crashed-1 crashed-2 selfplay-5 selfplay-4 \
+                selfplay-3 training selfplay-1 selfplay-2
+            once "$WORK/round12-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round12-h$HIDDEN.npz" --init "$LAST" --keep-shape --lr 1e-4 $FIT \
+                --epochs 200 --resume
+            LAST="$WORK/round12-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
