@@ -19,19 +19,23 @@ cdef enum:
     NET_MAX_DEPTH = 5            # search depth (plies) + 1
     NET_MAX_PLAYS = 12000
     NET_MAX_LUCK_PLAYS = 64      # the most pubeval candidates of a pruned luck play
-    NET_MAX_NETS = 6             # contact, race, and optionally crashed, then the plan nets
+    NET_MAX_NETS = 7             # contact, race, and optionally crashed, then the plan nets, then crashed-other
     NET_PLAN_NETS = 6            # a set of this many nets splits contact by the race (net_of)
+    NET_SIDE_NETS = 7            # a set of this many also splits crashed positions by the side crashed
+    NET_CRASHED_OTHER = 6        # in a set of NET_SIDE_NETS: the crashed positions whose side on roll is not
     NET_CRASHED_IN_PLAY = 7      # crashed: contact, and a side with at most this many checkers in play
     NET_PLAN_EDGE1 = -25         # the plan bands' edges: the on-roll side's lead in pips
     NET_PLAN_EDGE2 = -5
     NET_PLAN_EDGE3 = 20
 
-# Two, three or six nets (0 = contact, 1 = race, 2 = crashed, 3..5 = the
-# plan nets: see net_of) stored with the same number of hidden units; a net
-# of two evaluates crashed positions with its contact net.  A set of six
-# splits the contact positions that are not crashed into four bands of the
-# on-roll side's lead in the race (the opponent's pips minus its own): below
-# NET_PLAN_EDGE1 net 0, then nets 3, 4 and 5 from each edge on.
+# Two, three, six or seven nets (0 = contact, 1 = race, 2 = crashed, 3..5 = the
+# plan nets, 6 = crashed-other: see net_of) stored with the same number of
+# hidden units; a net of two evaluates crashed positions with its contact net.
+# A set of six or seven splits the contact positions that are not crashed into
+# four bands of the on-roll side's lead in the race (the opponent's pips minus
+# its own): below NET_PLAN_EDGE1 net 0, then nets 3, 4 and 5 from each edge on.
+# A set of seven also splits the crashed positions by the side crashed: net 2
+# when the side on roll is, net 6 (NET_CRASHED_OTHER) when only its opponent is.
 # T[c] holds, for every (side, slot, count 0..15), the sum of the first-layer
 # weight rows that the count switches on, so a hidden sum is b1 plus one row
 # per occupied slot, and a play updates only the slots it changes.  A feature
@@ -42,7 +46,7 @@ cdef enum:
 # rows of kh[c] floats.
 cdef struct NetC:
     int H
-    int nets                     # 2, 3 or NET_PLAN_NETS
+    int nets                     # 2, 3, NET_PLAN_NETS or NET_SIDE_NETS
     int kh[NET_MAX_NETS]         # the hidden units each net's evaluation reads (a multiple of 8, or H)
     int groups                   # the optional feature groups (bit mask)
     int nf                       # hand-made inputs: NET_FEATURES + those of the groups
@@ -102,7 +106,8 @@ cdef int net_features(const uint8_t* b, int groups, float* f) noexcept nogil
 # the number of hand-made inputs of a net with these groups
 cdef int net_feature_count(int groups) noexcept nogil
 # the net of `net` that evaluates board b: 0 contact, 1 race, 2 crashed (a net of
-# three or more), 3..5 the contact plan bands (a net of NET_PLAN_NETS)
+# three or more), 3..5 the contact plan bands (a net of NET_PLAN_NETS or more),
+# 6 crashed with the side on roll not crashed (a net of NET_SIDE_NETS)
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil

@@ -75,10 +75,12 @@ if NET_MAX_HIDDEN > BGV_MAX_HIDDEN:     # the two limits are set apart: keep the
 
 #: the most hidden units a net may have
 MAX_HIDDEN = NET_MAX_HIDDEN
-#: the most nets a weights set may have (contact, race, crashed, the plan nets)
+#: the most nets a weights set may have (contact, race, crashed, the plan nets, crashed-other)
 MAX_NETS = NET_MAX_NETS
 #: the nets of a set that splits contact by the race (see net_of)
 PLAN_NETS = NET_PLAN_NETS
+#: the nets of a set that also splits the crashed positions by the side crashed
+SIDE_NETS = NET_SIDE_NETS
 #: the edges of the plan bands: the on-roll side's lead in pips
 PLAN_EDGES = (NET_PLAN_EDGE1, NET_PLAN_EDGE2, NET_PLAN_EDGE3)
 #: a contact position is crashed when a side has at most this many checkers in play
@@ -550,22 +552,26 @@ cdef void _outputs(const NetC* net, int k, const float* h, double* p) noexcept n
     order_probs(p)
 
 
+cdef inline bint _side_crashed(const uint8_t* row) noexcept nogil:
+    """Whether the side of a board row has at most NET_CRASHED_IN_PLAY
+    checkers in play: on the board (the bar included), less those piled
+    beyond the second on its 1- and 2-points together
+    (bgfast.traindata.checkers_in_play)."""
+    cdef int i, t = 0, deep = row[0] + row[1]
+    for i in range(25):
+        t += row[i]
+    if deep > 2:
+        t -= deep - 2
+    return t <= NET_CRASHED_IN_PLAY
+
+
 cdef inline int _crashed(const uint8_t* b) noexcept nogil:
-    """Whether a side of b (either) has at most NET_CRASHED_IN_PLAY checkers
-    in play: on the board (the bar included), less those piled beyond the
-    second on its 1- and 2-points together (bgfast.traindata.checkers_in_play)."""
-    cdef int s, i, t, deep
-    cdef const uint8_t* row
-    for s in range(2):
-        row = b + 25 * s
-        t = 0
-        for i in range(25):
-            t += row[i]
-        deep = row[0] + row[1]
-        if deep > 2:
-            t -= deep - 2
-        if t <= NET_CRASHED_IN_PLAY:
-            return 1
+    """Which side of b is crashed (_side_crashed): 1 the side on roll (row
+    1), whatever the other; 2 the other side alone; 0 neither."""
+    if _side_crashed(b + 25):
+        return 1
+    if _side_crashed(b):
+        return 2
     return 0
 
 
@@ -587,13 +593,17 @@ cdef inline int _plan_net(const uint8_t* b) noexcept nogil:
 
 cdef inline int _net_of_contact(const NetC* net, int contact, const uint8_t* b) noexcept nogil:
     """net_of for a board b whose contact test is done: race 1, crashed 2
-    (a net of three or more), contact 0, or in a net of NET_PLAN_NETS the
-    contact net of its plan band (_plan_net)."""
+    (a net of three or more; in a net of NET_SIDE_NETS, NET_CRASHED_OTHER
+    when the side on roll is not the one crashed), contact 0, or in a net
+    of NET_PLAN_NETS or more the contact net of its plan band (_plan_net)."""
+    cdef int c
     if not contact:
         return 1
-    if net.nets > 2 and _crashed(b):
-        return 2
-    return _plan_net(b) if net.nets == NET_PLAN_NETS else 0
+    if net.nets > 2:
+        c = _crashed(b)
+        if c:
+            return NET_CRASHED_OTHER if c == 2 and net.nets == NET_SIDE_NETS else 2
+    return _plan_net(b) if net.nets >= NET_PLAN_NETS else 0
 
 
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil:
@@ -1292,6 +1302,25 @@ EVAL_CACHE_MAX_BATCH = EC_MAX_BATCH
 EVAL_CACHE_MAX_LOG2 = 26
 
 
+def nets_of(const uint8_t[:, :, ::1] boards, int nets):
+    """The net that evaluates each board (player on roll in row 1) in a set
+    of ``nets`` nets (2, 3, NET_PLAN_NETS or NET_SIDE_NETS), by the rule of
+    net_of, int64[N]."""
+    if nets not in (2, 3, NET_PLAN_NETS, NET_SIDE_NETS):
+        raise ValueError(f"a set of nets has 2, 3, {NET_PLAN_NETS} or {NET_SIDE_NETS}, not {nets}")
+    if boards.shape[1] != 2 or boards.shape[2] != 25:
+        raise ValueError("boards must have shape (N, 2, 25)")
+    out = np.zeros(boards.shape[0], dtype=np.int64)
+    cdef int64_t[::1] o = out
+    cdef Py_ssize_t i
+    cdef NetC c
+    c.nets = nets
+    with nogil:
+        for i in range(boards.shape[0]):
+            o[i] = net_of(&c, &boards[i, 0, 0])
+    return out
+
+
 def plan_nets(const uint8_t[:, :, ::1] boards):
     """The plan net (0, 3, 4 or 5: see net_of) of each contact board (player
     on roll in row 1) in a set of NET_PLAN_NETS nets, int64[N]."""
@@ -1308,7 +1337,9 @@ def plan_nets(const uint8_t[:, :, ::1] boards):
 
 cdef class Model:
     """Weights of N nets (2: contact and race; 3: and crashed;
-    NET_PLAN_NETS: and the contact plan nets, see net_of), float32:
+    NET_PLAN_NETS: and the contact plan nets; NET_SIDE_NETS: and a crashed
+    net for the positions whose side on roll is not the one crashed; see
+    net_of), float32:
     w1[N, 196 + F, H], b1[N, H], w2[N, H, 5], b2[N, 5], F the hand-made
     inputs of the feature groups ``groups`` (10 for none).  The arrays are used in
     place (training updates them); call :meth:`refresh` after changing them
@@ -1338,9 +1369,9 @@ cdef class Model:
         if groups < 0 or groups >> NET_GROUPS:
             raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
         cdef int nin = NET_RAW_INPUTS + net_feature_count(groups)
-        if w1.ndim != 3 or w1.shape[0] not in (2, 3, NET_PLAN_NETS) or w1.shape[1] != nin:
-            raise ValueError(f"w1 must have shape (2, 3 or {NET_PLAN_NETS} nets, {nin}, H), "
-                             f"not {w1.shape}")
+        if w1.ndim != 3 or w1.shape[0] not in (2, 3, NET_PLAN_NETS, NET_SIDE_NETS) or w1.shape[1] != nin:
+            raise ValueError(f"w1 must have shape (2, 3, {NET_PLAN_NETS} or {NET_SIDE_NETS} nets, "
+                             f"{nin}, H), not {w1.shape}")
         N, H = w1.shape[0], w1.shape[2]
         if not 1 <= H <= NET_MAX_HIDDEN:
             raise ValueError(f"hidden units must be 1..{NET_MAX_HIDDEN}, not {H}")
@@ -1384,14 +1415,16 @@ cdef class Model:
 
     @property
     def nets(self):
-        """2 (contact, race), 3 (contact, race, crashed) or NET_PLAN_NETS
-        (and the contact plan nets)."""
+        """2 (contact, race), 3 (contact, race, crashed), NET_PLAN_NETS
+        (and the contact plan nets) or NET_SIDE_NETS (and crashed-other)."""
         return self.net.nets
 
     def net_of(self, const uint8_t[:, :, ::1] boards):
         """The net that evaluates each board (player on roll in row 1):
         0 contact, 1 race, 2 crashed (a net of three or more), 3..5 the
-        contact plan bands (a net of NET_PLAN_NETS), int8[N]."""
+        contact plan bands (a net of NET_PLAN_NETS or more), 6 the crashed
+        positions whose side on roll is not crashed (a net of
+        NET_SIDE_NETS), int8[N]."""
         out = np.zeros(boards.shape[0], dtype=np.int8)
         cdef int8_t[::1] o = out
         cdef Py_ssize_t i

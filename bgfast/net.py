@@ -23,15 +23,18 @@ or three: a third for crashed contact positions (a side with at most
 :func:`bgfast.traindata.classify` has it; :func:`add_crashed`), or six:
 the other contact positions then split by the race into four plan bands of
 the on-roll side's lead in pips (the edges :data:`bgfast._net.PLAN_EDGES`),
-each with its own net (:func:`add_plan`; :data:`NET_NAMES`); bear-off
-positions use the exact bear-off databases.
+each with its own net (:func:`add_plan`; :data:`NET_NAMES`), or seven:
+the crashed positions then split by the side crashed, the side on roll
+(the crashed net) or its opponent alone (crashed-other, :func:`add_sides`);
+bear-off positions use the exact bear-off databases.
 
 Weights file (numpy ``.npz``)::
 
     format_version  int      FORMAT_VERSION
     layout          str      layout_of(groups): LAYOUT, then "+NAME" per feature group
     w1 float32[N, 196 + F, H]  b1 float32[N, H]  w2 float32[N, H, 5]  b2 float32[N, 5]
-                    N = 2 nets (contact, race), 3 (contact, race, crashed) or 6 (and plan nets)
+                    N = 2 nets (contact, race), 3 (contact, race, crashed), 6 (and plan nets)
+                        or 7 (and crashed-other)
     checksum        str      sha256 of the four arrays (see :func:`checksum`)
     meta            str      JSON: how the weights were made (training state)
 
@@ -62,8 +65,8 @@ from .position import as_boards
 __all__ = ["FORMAT_VERSION", "LAYOUT", "PREVIOUS_LAYOUT", "INPUTS", "NetFileError", "Net",
            "NetEvaluator", "load", "save", "default_net", "default_weights_path", "checksum", "WEIGHTS_ENV",
            "random_net", "features", "FEATURE_NAMES", "GROUPS", "group_mask", "group_names",
-           "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "add_plan", "MAX_HIDDEN",
-           "NET_NAMES", "PLAN_NETS", "SEARCH_VERSION"]
+           "layout_of", "group_rows", "input_names", "widen", "add_hidden", "add_crashed", "add_plan", "add_sides",
+           "MAX_HIDDEN", "NET_NAMES", "PLAN_NETS", "SIDE_NETS", "SEARCH_VERSION"]
 
 FORMAT_VERSION = 1
 #: The version of the kernel's n-ply search, which labels and values record
@@ -74,12 +77,17 @@ SEARCH_VERSION = 2
 #: The most hidden units a net may have (the kernel's limit).
 MAX_HIDDEN = _net.MAX_HIDDEN
 #: The kernel nets of a weights set, by index (a set of two has the first two,
-#: of three the first three).  In a set of six the contact net values the
-#: contact positions whose side on roll trails by more than -PLAN_EDGES[0]
-#: pips, and the three plan nets those from each edge of PLAN_EDGES on.
-NET_NAMES = ("contact", "race", "crashed", "contact-behind", "contact-even", "contact-ahead")
+#: of three the first three).  In a set of six or seven the contact net values
+#: the contact positions whose side on roll trails by more than -PLAN_EDGES[0]
+#: pips, and the three plan nets those from each edge of PLAN_EDGES on.  In a
+#: set of seven the crashed net values the crashed positions whose side on roll
+#: is crashed, and crashed-other those where only its opponent is.
+NET_NAMES = ("contact", "race", "crashed", "contact-behind", "contact-even", "contact-ahead",
+             "crashed-other")
 #: The nets of a set with plan nets.
 PLAN_NETS = _net.PLAN_NETS
+#: The nets of a set with plan nets and a crashed net per side crashed.
+SIDE_NETS = _net.SIDE_NETS
 LAYOUT = "td4-196+f10"      # 2 sides x (24 points x 4 units + bar + off), 2 x 5 features
 INPUTS = 206
 PREVIOUS_LAYOUT = "td4-196"  # the raw inputs only
@@ -204,8 +212,8 @@ class Net:
 
     @property
     def nets(self) -> int:
-        """2 (contact, race), 3 (contact, race, crashed) or :data:`PLAN_NETS`
-        (and the contact plan nets)."""
+        """2 (contact, race), 3 (contact, race, crashed), :data:`PLAN_NETS`
+        (and the contact plan nets) or :data:`SIDE_NETS` (and crashed-other)."""
         return self.model.nets
 
     def arrays(self) -> dict:
@@ -363,12 +371,28 @@ def add_plan(net: Net) -> Net:
     does (a net that has them is copied as it is); training then fits each
     plan band's net to its own positions (``bgfast train supervised
     --plan-nets``)."""
-    if net.nets == PLAN_NETS:
+    if net.nets >= PLAN_NETS:
         return net.copy()
     base = add_crashed(net)
     a = base.arrays()
     grown = {k: np.concatenate([v] + [v[:1]] * (PLAN_NETS - 3)) for k, v in a.items()}
     meta = dict(base.meta, plan_added={"checksum": checksum(**a), "edges": list(_net.PLAN_EDGES)})
+    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
+
+
+def add_sides(net: Net) -> Net:
+    """A copy of ``net`` with a crashed net per side crashed
+    (:data:`SIDE_NETS`, :data:`NET_NAMES`): its crashed net copied as
+    crashed-other (after the plan nets, which a net without them gets
+    first, :func:`add_plan`), so it evaluates exactly as ``net`` does (a net
+    that has it is copied as it is); training then fits each of the two to
+    its own positions (``bgfast train supervised --crashed-sides``)."""
+    if net.nets == SIDE_NETS:
+        return net.copy()
+    base = add_plan(net)
+    a = base.arrays()
+    grown = {k: np.concatenate([v, v[2:3]]) for k, v in a.items()}
+    meta = dict(base.meta, sides_added={"checksum": checksum(**a)})
     return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
 
 
@@ -431,9 +455,9 @@ def load(path, *, previous: bool = False) -> Net:
         meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
                                           "meta": json.loads(json.dumps(meta))}}
     nin = PREVIOUS_INPUTS + _net.feature_count(groups)
-    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, 3, PLAN_NETS) or a["w1"].shape[1] != nin:
-        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, 3 or {PLAN_NETS} nets, "
-                           f"{nin}, H) as its layout {layout!r} has")
+    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, 3, PLAN_NETS, SIDE_NETS) or a["w1"].shape[1] != nin:
+        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, 3, {PLAN_NETS} or "
+                           f"{SIDE_NETS} nets, {nin}, H) as its layout {layout!r} has")
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)
     except ValueError as exc:

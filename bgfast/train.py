@@ -175,16 +175,21 @@ def net_of_class(nets: int = 2) -> dict:
 
 def nets_of_rows(boards, classes, nets: int) -> np.ndarray:
     """The kernel net that values each labelled position: its class's
-    (:func:`net_of_class`), and in a set with plan nets each contact
-    position's plan net by the kernel's rule (``bgfast._net.plan_nets``)."""
+    (:func:`net_of_class`), in a set with plan nets each contact
+    position's plan net by the kernel's rule (``bgfast._net.plan_nets``), and
+    in a set of :data:`bgfast.net.SIDE_NETS` each crashed position's crashed
+    net by the side crashed (``bgfast._net.nets_of``)."""
     from . import _net
     from .traindata import CLASSES
 
     m = net_of_class(nets)
     out = np.array([m[c] for c in CLASSES], dtype=np.int64)[np.asarray(classes, dtype=np.int64)]
-    if nets == _netmod.PLAN_NETS:
+    if nets >= _netmod.PLAN_NETS:
         contact = np.flatnonzero(np.asarray(classes) == CLASSES.index("contact"))
         out[contact] = _net.plan_nets(np.ascontiguousarray(boards[contact], dtype=np.uint8))
+    if nets == _netmod.SIDE_NETS:
+        crashed = np.flatnonzero(np.asarray(classes) == CLASSES.index("crashed"))
+        out[crashed] = _net.nets_of(np.ascontiguousarray(boards[crashed], dtype=np.uint8), nets)
     return out
 
 
@@ -223,7 +228,11 @@ class FitSettings:
     plan nets (:func:`bgfast.net.add_plan`: copies of its contact net, and
     a crashed net if it has none), so that each plan band's contact
     positions train a net of their own (the kernel's ``net_of`` decides
-    which net a position belongs to).  ``keep_shape``: each trained net
+    which net a position belongs to); ``crashed_sides``: give it a crashed
+    net per side crashed (:func:`bgfast.net.add_sides`: crashed-other, a
+    copy of its crashed net, and the plan nets if it has none), so that the
+    crashed positions whose side on roll is crashed and those where only its
+    opponent is train a net each.  ``keep_shape``: each trained net
     keeps reading only what it reads at the start (its hidden units,
     :attr:`bgfast._net.Model.read_hidden`, and its feature groups,
     :attr:`~bgfast._net.Model.read_groups`): the gradient of the units and
@@ -255,6 +264,7 @@ class FitSettings:
     widen_to: int = 0
     crashed_net: bool = False
     plan_nets: bool = False
+    crashed_sides: bool = False
     keep_shape: bool = False
 
     def class_weight_map(self) -> dict:
@@ -526,6 +536,8 @@ def _init_net(st: FitSettings):
         net = _netmod.add_crashed(net)
     if st.plan_nets:
         net = _netmod.add_plan(net)
+    if st.crashed_sides:
+        net = _netmod.add_sides(net)
     return net
 
 

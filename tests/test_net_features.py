@@ -675,7 +675,8 @@ def test_a_net_with_plan_nets_values_each_band_of_the_race_with_its_own_net(boar
     allb, cls = _crashed_and_others(boards)
     three = netmod.add_crashed(netmod.load(TD_NET))
     plan = netmod.add_plan(netmod.load(TD_NET))         # a net of two gets its crashed net too
-    assert plan.nets == netmod.PLAN_NETS == 6 and len(netmod.NET_NAMES) == 6
+    assert plan.nets == netmod.PLAN_NETS == 6 and netmod.NET_NAMES[3:6] == (
+        "contact-behind", "contact-even", "contact-ahead")
     assert netmod.add_plan(plan).arrays()["w1"].shape[0] == 6
     # the bands: the contact boards (not crashed) by the side on roll's lead
     lead = _lead(allb)
@@ -715,6 +716,44 @@ def test_a_net_with_plan_nets_is_saved_and_loaded(tmp_path, boards):
     assert back.nets == 6 and back.meta["plan_added"]["edges"] == list(_net.PLAN_EDGES)
     _assert_plays_alike(back, plan, boards[:200], 4)
     _assert_load_refuses(tmp_path, {k: v[:4] for k, v in plan.arrays().items()})
+
+
+def test_a_net_with_crashed_sides_values_each_side_crashed_with_its_own_net(tmp_path, boards):
+    from bgfast import traindata as td
+
+    allb, cls = _crashed_and_others(boards)
+    plan = netmod.add_plan(netmod.load(TD_NET))
+    sides = netmod.add_sides(netmod.load(TD_NET))       # a net of two gets the plan nets too
+    assert sides.nets == netmod.SIDE_NETS == 7 and netmod.NET_NAMES[6] == "crashed-other"
+    assert netmod.add_sides(sides).nets == 7 and netmod.add_plan(sides).nets == 7
+    # the rule: a crashed board whose side on roll (row 1) is crashed keeps net 2,
+    # one where only the other side is takes net 6; the others as in a set of six
+    in_play = td.checkers_in_play(allb)
+    want = plan.model.net_of(allb).astype(np.int64)
+    other = (cls == td.CRASHED) & (in_play[:, 1] > td.CRASHED_IN_PLAY)
+    want[other] = 6
+    assert other.sum() > 20 and ((cls == td.CRASHED) & ~other).sum() > 20
+    np.testing.assert_array_equal(sides.model.net_of(allb), want)
+    for n, net in ((2, netmod.load(TD_NET)), (3, netmod.add_crashed(netmod.load(TD_NET))), (6, plan), (7, sides)):
+        np.testing.assert_array_equal(_net.nets_of(allb, n), net.model.net_of(allb))
+    with pytest.raises(ValueError, match="2, 3, 6 or 7"):
+        _net.nets_of(allb, 5)
+    # a copied crashed net plays as the set of six; another takes its own boards
+    _assert_plays_alike(sides, plan, allb[::3], 11)
+    a = sides.arrays()
+    a["w1"][6] += np.random.default_rng(6).normal(0, 0.05, a["w1"][6].shape).astype(np.float32)
+    a["b2"][6] += 0.3
+    moved = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], 0), {})
+    got, was = moved.evaluate_batch(allb, tables=False), plan.evaluate_batch(allb, tables=False)
+    np.testing.assert_array_equal(got[~other], was[~other])
+    assert np.abs(got[other] - was[other]).max() > 0.01
+    _assert_chooses_the_best_play(moved, np.ascontiguousarray(allb[cls == td.CRASHED][:150]), 12)
+    # saved and loaded; a count of nets no set has is refused
+    netmod.save(moved, tmp_path / "s.npz")
+    back = netmod.load(tmp_path / "s.npz")
+    assert back.nets == 7
+    _assert_plays_alike(back, moved, allb[::5], 13)
+    _assert_load_refuses(tmp_path, {k: np.concatenate([v, v[:1]]) for k, v in sides.arrays().items()})
 
 
 def test_the_wide_net_computes_all_its_contact_units_and_the_race_units_it_was_given():

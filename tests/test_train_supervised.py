@@ -478,6 +478,46 @@ def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
     assert netmod.load(tmp_path / "c.npz").nets == netmod.PLAN_NETS
 
 
+def test_crashed_sides_train_a_crashed_net_per_side_crashed(tmp_path):
+    boards = _boards(40, 8)
+    lab = _labels(boards)
+    out = tmp_path / "n.npz"
+    four = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
+    kw = dict(init=four, classes=("crashed",), crashed_sides=True, epochs=2, batch=16, lr=0.003,
+              val_fraction=0.25, progress=False)
+    r = trainmod.fit(lab, out, **kw)
+    n, s = netmod.load(out), netmod.load(four)
+    assert n.nets == netmod.SIDE_NETS and "sides_added" in n.meta and "plan_added" in n.meta
+    assert list(r["nets"]) == ["crashed", "crashed-other"]
+    # each crashed net trained on the crashed positions of its side, by the kernel's rule
+    rows = trainmod.nets_of_rows(lab.boards, lab.classes, netmod.SIDE_NETS)
+    crashed = (lab.classes == td.CRASHED) & ~td.exact_covered(lab.boards)
+    in_play = td.checkers_in_play(lab.boards)
+    np.testing.assert_array_equal(rows[crashed] == 6, in_play[crashed, 1] > td.CRASHED_IN_PLAY)
+    for k, name in ((2, "crashed"), (6, "crashed-other")):
+        got = r["nets"][name]["train"] + r["nets"][name]["validation"]
+        assert got == int((crashed & (rows == k)).sum()) > 0
+    np.testing.assert_array_equal(rows[crashed], n.model.net_of(np.ascontiguousarray(lab.boards[crashed])))
+    a, b = n.arrays(), s.arrays()
+    for key in a:                # the contact, race and plan nets as they were
+        for k in (0, 3, 4, 5):
+            assert (a[key][k] == b[key][0]).all()
+        assert (a[key][1] == b[key][1]).all()
+        assert (a[key][2] != a[key][6]).any()
+    # resumed from a checkpoint: the same bits
+    part = tmp_path / "p.npz"
+    trainmod.fit(lab, part, max_steps=1, **kw)
+    trainmod.fit(lab, part, resume=True, **kw)
+    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    # the CLI flag
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "c.npz"), "--init", four, "--class", "crashed",
+                                  "--crashed-sides", "--epochs", "1", "--quiet", "--json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(json.loads(r.output)["nets"]) == ["crashed", "crashed-other"]
+    assert netmod.load(tmp_path / "c.npz").nets == netmod.SIDE_NETS
+
+
 @pytest.mark.parametrize("env, message", [
     ({"ROUNDS": "13"}, "ROUNDS must be 2 to 12"),
     ({"ROUNDS": "1"}, "ROUNDS must be 2 to 12"),

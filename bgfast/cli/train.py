@@ -120,6 +120,11 @@ def _fit_default(name):
               help="Give the initial net the contact plan nets (copies of its contact net, and a "
                    "crashed net if it has none): the contact positions train one net per band "
                    "of the race (the side on roll's lead in pips).")
+@click.option("--crashed-sides", "crashed_sides", is_flag=True, default=None,
+              help="Give the initial net a crashed net per side crashed (crashed-other, a copy "
+                   "of its crashed net, and the plan nets if it has none): the crashed "
+                   "positions whose side on roll is crashed and those where only its opponent "
+                   "is train a net each.")
 @click.option("--keep-shape", "keep_shape", is_flag=True, default=None,
               help="Train only the hidden units and feature groups each trained net reads "
                    "already, and the groups of --features, so that it costs what it cost "
@@ -136,7 +141,7 @@ def _fit_default(name):
 @click.pass_context
 def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr, l2, l2_anchor,
                             weighting, val_fraction, seed, hidden, classes, features, widen_to,
-                            crashed_net, plan_nets, keep_shape, class_weights, checkpoint_steps, resume, quiet,
+                            crashed_net, plan_nets, crashed_sides, keep_shape, class_weights, checkpoint_steps, resume, quiet,
                             as_json):
     """Train the net on the rollout labels of LABELS_DIR (``bgfast data label``);
     several directories are trained on together."""
@@ -146,7 +151,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
              "l2": l2, "l2_anchor": l2_anchor, "weighting": weighting, "val_fraction": val_fraction, "seed": seed,
              "hidden": hidden, "classes": tuple(classes) or None, "features": features,
              "widen_to": widen_to, "crashed_net": crashed_net or None,
-             "plan_nets": plan_nets or None,
+             "plan_nets": plan_nets or None, "crashed_sides": crashed_sides or None,
              "keep_shape": keep_shape or None, "class_weights": class_weights}
     # a resumed run takes the checkpoint's settings: pass only what was typed
     settings = {k: v for k, v in given.items()
