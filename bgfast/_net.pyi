@@ -48,6 +48,7 @@ MAX_HIDDEN: int
 MAX_NETS: int
 PLAN_NETS: int
 SIDE_NETS: int
+NET_COUNTS: tuple[int, int, int, int]
 MAX_LUCK_PLAYS: int
 PLAN_EDGES: tuple[int, int, int]
 CRASHED_IN_PLAY: int

@@ -358,10 +358,7 @@ def add_crashed(net: Net) -> Net:
     positions alone (``bgfast train supervised --crashed-net``)."""
     if net.nets > 2:
         return net.copy()
-    a = net.arrays()
-    grown = {k: np.concatenate([v, v[:1]]) for k, v in a.items()}
-    meta = dict(net.meta, crashed_added={"checksum": checksum(**a)})
-    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
+    return _with_copies(net, 0, 1, "crashed_added")
 
 
 def add_plan(net: Net) -> Net:
@@ -373,11 +370,7 @@ def add_plan(net: Net) -> Net:
     --plan-nets``)."""
     if net.nets >= PLAN_NETS:
         return net.copy()
-    base = add_crashed(net)
-    a = base.arrays()
-    grown = {k: np.concatenate([v] + [v[:1]] * (PLAN_NETS - 3)) for k, v in a.items()}
-    meta = dict(base.meta, plan_added={"checksum": checksum(**a), "edges": list(_net.PLAN_EDGES)})
-    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
+    return _with_copies(add_crashed(net), 0, PLAN_NETS - 3, "plan_added", edges=list(_net.PLAN_EDGES))
 
 
 def add_sides(net: Net) -> Net:
@@ -389,10 +382,16 @@ def add_sides(net: Net) -> Net:
     its own positions (``bgfast train supervised --crashed-sides``)."""
     if net.nets == SIDE_NETS:
         return net.copy()
-    base = add_plan(net)
-    a = base.arrays()
-    grown = {k: np.concatenate([v, v[2:3]]) for k, v in a.items()}
-    meta = dict(base.meta, sides_added={"checksum": checksum(**a)})
+    return _with_copies(add_plan(net), 2, 1, "sides_added")
+
+
+def _with_copies(net: Net, source: int, copies: int, key: str, **info) -> Net:
+    """``net`` with ``copies`` more nets after its own, each a copy of its
+    net ``source``, and ``meta[key]`` recording the checksum of the arrays
+    it grew from (and ``info``)."""
+    a = net.arrays()
+    grown = {k: np.concatenate([v] + [v[source:source + 1]] * copies) for k, v in a.items()}
+    meta = dict(net.meta, **{key: {"checksum": checksum(**a), **info}})
     return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
 
 
@@ -455,7 +454,7 @@ def load(path, *, previous: bool = False) -> Net:
         meta = {**meta, "extended_from": {"layout": layout, "checksum": stored,
                                           "meta": json.loads(json.dumps(meta))}}
     nin = PREVIOUS_INPUTS + _net.feature_count(groups)
-    if a["w1"].ndim != 3 or a["w1"].shape[0] not in (2, 3, PLAN_NETS, SIDE_NETS) or a["w1"].shape[1] != nin:
+    if a["w1"].ndim != 3 or a["w1"].shape[0] not in _net.NET_COUNTS or a["w1"].shape[1] != nin:
         raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, 3, {PLAN_NETS} or "
                            f"{SIDE_NETS} nets, {nin}, H) as its layout {layout!r} has")
     try:

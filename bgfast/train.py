@@ -175,21 +175,17 @@ def net_of_class(nets: int = 2) -> dict:
 
 def nets_of_rows(boards, classes, nets: int) -> np.ndarray:
     """The kernel net that values each labelled position: its class's
-    (:func:`net_of_class`), in a set with plan nets each contact
-    position's plan net by the kernel's rule (``bgfast._net.plan_nets``), and
-    in a set of :data:`bgfast.net.SIDE_NETS` each crashed position's crashed
-    net by the side crashed (``bgfast._net.nets_of``)."""
+    (:func:`net_of_class`), and in a set with plan nets (and a crashed net
+    per side crashed) each contact and crashed position's net by the
+    kernel's rule (``bgfast._net.nets_of``: its plan band, the side crashed)."""
     from . import _net
     from .traindata import CLASSES
 
     m = net_of_class(nets)
     out = np.array([m[c] for c in CLASSES], dtype=np.int64)[np.asarray(classes, dtype=np.int64)]
     if nets >= _netmod.PLAN_NETS:
-        contact = np.flatnonzero(np.asarray(classes) == CLASSES.index("contact"))
-        out[contact] = _net.plan_nets(np.ascontiguousarray(boards[contact], dtype=np.uint8))
-    if nets == _netmod.SIDE_NETS:
-        crashed = np.flatnonzero(np.asarray(classes) == CLASSES.index("crashed"))
-        out[crashed] = _net.nets_of(np.ascontiguousarray(boards[crashed], dtype=np.uint8), nets)
+        rows = np.flatnonzero(np.asarray(classes) != CLASSES.index("race"))
+        out[rows] = _net.nets_of(np.ascontiguousarray(boards[rows], dtype=np.uint8), nets)
     return out
 
 

@@ -402,6 +402,26 @@ def test_cli_errors_are_one_line(lab, tmp_path, args, code, words):
     assert not (tmp_path / "n.npz").exists()
 
 
+def _assert_resumes_bit_for_bit(lab, tmp_path, kw, want):
+    """A run of ``fit(lab, **kw)`` stopped after one step and resumed ends
+    with ``want``, the w1 of an uninterrupted run; returns its weights file."""
+    part = tmp_path / "p.npz"
+    trainmod.fit(lab, part, max_steps=1, **kw)
+    trainmod.fit(lab, part, resume=True, **kw)
+    assert netmod.load(part).arrays()["w1"].tobytes() == want.tobytes()
+    return part
+
+
+def _train_from_the_cli(lab, tmp_path, init, cls, flag):
+    """``bgfast train supervised`` on ``lab`` from ``init``, class ``cls``,
+    with ``flag``, one epoch: its JSON report and the net it wrote."""
+    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
+                                  "-o", str(tmp_path / "c.npz"), "--init", init, "--class", cls,
+                                  flag, "--epochs", "1", "--quiet", "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output), netmod.load(tmp_path / "c.npz")
+
+
 def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
     lab = _labels(_boards(40, 5))
     assert (lab.classes == td.CRASHED).sum() >= 40
@@ -423,21 +443,15 @@ def test_a_crashed_net_trains_on_the_crashed_positions_alone(tmp_path):
     assert r["after"]["crashed"]["loss"] < r["before"]["crashed"]["loss"]
     assert r["after"]["contact"] == r["before"]["contact"]
     # resumed with the flag repeated, refused without the checkpoint's setting
-    part = tmp_path / "p.npz"
     kw = dict(init=two, classes=("crashed",), crashed_net=True, epochs=2, batch=16, lr=0.003,
               val_fraction=0.25, progress=False)
-    trainmod.fit(lab, part, max_steps=1, **kw)
-    trainmod.fit(lab, part, resume=True, **kw)
-    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    part = _assert_resumes_bit_for_bit(lab, tmp_path, kw, a["w1"])
     with pytest.raises(BgfastError, match="crashed_net"):
         trainmod.fit(lab, part, resume=True, crashed_net=False, progress=False)
     # the CLI flag
-    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
-                                  "-o", str(tmp_path / "c.npz"), "--init", two, "--class", "crashed",
-                                  "--crashed-net", "--epochs", "1", "--quiet", "--json"])
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["net_of_class"]["crashed"] == 2
-    assert netmod.load(tmp_path / "c.npz").nets == 3
+    report, net = _train_from_the_cli(lab, tmp_path, two, "crashed", "--crashed-net")
+    assert report["net_of_class"]["crashed"] == 2
+    assert net.nets == 3
 
 
 def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
@@ -464,18 +478,11 @@ def test_plan_nets_train_each_band_of_the_contact_positions_alone(tmp_path):
             assert (a[key][k] != b[key][0]).any()
     assert r["after"]["contact"]["loss"] < r["before"]["contact"]["loss"]
     # resumed from a checkpoint: the same bits
-    part = tmp_path / "p.npz"
-    trainmod.fit(lab, part, max_steps=1, **kw)
-    trainmod.fit(lab, part, resume=True, **kw)
-    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    _assert_resumes_bit_for_bit(lab, tmp_path, kw, a["w1"])
     # the CLI flag
-    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
-                                  "-o", str(tmp_path / "c.npz"), "--init", two, "--class", "contact",
-                                  "--plan-nets", "--epochs", "1", "--quiet", "--json"])
-    assert r.exit_code == 0, r.output
-    assert sorted(json.loads(r.output)["nets"]) == ["contact", "contact-ahead", "contact-behind",
-                                                     "contact-even"]
-    assert netmod.load(tmp_path / "c.npz").nets == netmod.PLAN_NETS
+    report, net = _train_from_the_cli(lab, tmp_path, two, "contact", "--plan-nets")
+    assert sorted(report["nets"]) == ["contact", "contact-ahead", "contact-behind", "contact-even"]
+    assert net.nets == netmod.PLAN_NETS
 
 
 def test_crashed_sides_train_a_crashed_net_per_side_crashed(tmp_path):
@@ -505,17 +512,11 @@ def test_crashed_sides_train_a_crashed_net_per_side_crashed(tmp_path):
         assert (a[key][1] == b[key][1]).all()
         assert (a[key][2] != a[key][6]).any()
     # resumed from a checkpoint: the same bits
-    part = tmp_path / "p.npz"
-    trainmod.fit(lab, part, max_steps=1, **kw)
-    trainmod.fit(lab, part, resume=True, **kw)
-    assert netmod.load(part).arrays()["w1"].tobytes() == a["w1"].tobytes()
+    _assert_resumes_bit_for_bit(lab, tmp_path, kw, a["w1"])
     # the CLI flag
-    r = CliRunner().invoke(main, ["train", "supervised", str(_write_dir(lab, tmp_path / "l")),
-                                  "-o", str(tmp_path / "c.npz"), "--init", four, "--class", "crashed",
-                                  "--crashed-sides", "--epochs", "1", "--quiet", "--json"])
-    assert r.exit_code == 0, r.output
-    assert sorted(json.loads(r.output)["nets"]) == ["crashed", "crashed-other"]
-    assert netmod.load(tmp_path / "c.npz").nets == netmod.SIDE_NETS
+    report, net = _train_from_the_cli(lab, tmp_path, four, "crashed", "--crashed-sides")
+    assert sorted(report["nets"]) == ["crashed", "crashed-other"]
+    assert net.nets == netmod.SIDE_NETS
 
 
 @pytest.mark.parametrize("env, message", [
