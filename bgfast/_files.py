@@ -7,6 +7,8 @@ writes a file.
   temporary file beside the target, is flushed to disk, then renamed over
   the target, so a reader never sees a half-written file and a crash leaves
   the old file (or none) in place.
+* :func:`directory_lock`: processes that fill the same cache directory
+  take turns (an advisory lock on the directory itself, no lock file).
 * :func:`bounded_lines`, :func:`line_problem`, :func:`shorten`: input lines
   in bounded memory (a line longer than :data:`MAX_LINE` characters is never
   held whole), bytes that are not UTF-8 kept apart from the text, and the
@@ -23,7 +25,7 @@ from typing import Iterator, TextIO
 
 from .errors import OutputPathError
 
-__all__ = ["atomic_open", "atomic_write", "check_writable", "bounded_lines", "line_problem",
+__all__ = ["atomic_open", "atomic_write", "check_writable", "directory_lock", "bounded_lines", "line_problem",
            "shorten", "MAX_LINE", "QUOTE"]
 
 #: The longest input line read whole (characters, without its newline); a
@@ -118,6 +120,29 @@ def atomic_write(path, data, fsync: bool = True) -> None:
         else:
             for chunk in data:
                 f.write(chunk)
+
+
+@contextmanager
+def directory_lock(directory):
+    """Hold an exclusive advisory lock (``flock``) on ``directory`` for the
+    block, waiting while another process holds it.  Where the platform has
+    no ``flock`` or the directory cannot be opened, the block runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:             # not POSIX
+        yield
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)                # closing the descriptor releases the lock
 
 
 # ---------------------------------------------------------------------------

@@ -89,7 +89,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import _bearoff as _k
-from ._files import atomic_write, check_writable
+from ._files import atomic_write, check_writable, directory_lock
 from .errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
 from .position import Position, as_board, as_boards
 
@@ -1306,17 +1306,28 @@ def _cached(name, builder, directory):
     if t is not None and t._mmap is not None:
         _DEFAULTS[fast] = t
         return t
-    if p.exists():
-        try:
-            t = _open_checked_once(p)
-        except DatabaseError:
-            t = None
+    t = _open_if_sound(p)
     if t is None:
         d.mkdir(parents=True, exist_ok=True)
-        builder(p)
-        t = _open_checked_once(p)
+        # processes that start together on a new cache build each table once:
+        # the others wait for the lock, then open what the first one built
+        with directory_lock(d):
+            t = _open_if_sound(p)
+            if t is None:
+                builder(p)
+                t = _open_checked_once(p)
     _DEFAULTS[key] = _DEFAULTS[fast] = t
     return t
+
+
+def _open_if_sound(p: Path):
+    """The cached table at ``p``, or None if there is none or it is corrupt."""
+    if not p.exists():
+        return None
+    try:
+        return _open_checked_once(p)
+    except DatabaseError:
+        return None
 
 
 def _open_checked_once(p: Path):

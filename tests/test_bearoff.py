@@ -2,8 +2,11 @@
 files, API and CLI.  gnubg's shipped tables (inside gnubg-nn) are the oracle;
 small two-sided tables are also checked against a slow recursive reference."""
 import functools
+import multiprocessing
+import os
 import json
 import struct
+import time
 from pathlib import Path
 
 import numpy as np
@@ -592,6 +595,37 @@ def test_defaults_are_cached(tmp_path, monkeypatch):
     assert path.read_bytes() == good
     assert np.array_equal(t3.values([5, 9], [7, 2]), want)
     assert (tmp_path / files[1]).read_text() == f"{path.stat().st_size} {path.stat().st_mtime_ns}"
+
+
+def _open_cached_after(barrier, directory, log, out):
+    """A process's first use of a cache: the builder notes each build."""
+    def builder(path):
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(0.5)                 # the other process asks meanwhile
+        bo.build_one_sided(3, 15, path)
+    barrier.wait()
+    t = bo._cached("o3.bgb", builder, directory)
+    out.put(float(np.asarray(t.distribution(500)).sum()))
+
+
+def test_processes_starting_together_build_a_cached_table_once(tmp_path):
+    # two workers opening a new cache at once: one builds, the other waits
+    # for it and opens its file (both building the same file crashed one)
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(2), ctx.Queue()
+    log = tmp_path / "builds.log"
+    procs = [ctx.Process(target=_open_cached_after, args=(barrier, tmp_path, log, out))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    sums = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert len(log.read_text().split()) == 1
+    assert sums[0] == sums[1] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["builds.log", "o3.bgb", "o3.bgb.checked"]
 
 
 # ------------------------------------------------------------- files
