@@ -7,7 +7,10 @@ truncated positions, one process) and the Debian ``gnubg`` program's
 (``gnubg -t``, threads 1, chequer play at the same plies with the move
 filters of bgfast's search, no pruning nets, truncated positions valued at
 0 plies), both cubeless, quasi-random dice, the exact two-sided bear-off
-table ending a game.  Printed per position: games/s of CPU time on each
+table ending a game.  Both play the same number of games (``--games``;
+``--gnubg-games`` gives gnubg fewer, to save time at 2 plies), each with
+its evaluation cache over its whole rollout (bgfast: its default chunk of
+trials).  Printed per position: games/s of CPU time on each
 side, their ratio, the equities with their standard errors and the
 per-game variance (games x SE^2; speed at equal standard error is games/s
 over the variance).  gnubg's start-up (loading its nets and databases) is
@@ -20,7 +23,7 @@ gives both a larger one-sided table, as in ``bench/compare_rollout.py``.
 plays by pubeval (``RolloutSettings.luck_plays``), as in that script.
 
 Run: python bench/compare_rollout_nply.py [--plies 1 2] [--vr on off] [--truncate 0 7]
-     [--games 72] [--gnubg-games 18] [--positions ID ...] [--cache] [--gnubg-os-db FILE]
+     [--games 72] [--gnubg-games N] [--positions ID ...] [--cache] [--gnubg-os-db FILE]
      [--luck-plays K]
 """
 import equal_settings  # noqa: F401 -- gnubg's bear-off handling, before bgfast
@@ -135,13 +138,11 @@ LUCK_PLAYS = 0
 
 def bgfast_rollout(pid, trials, plies, vr, truncate, seed=1):
     """(games/s of CPU time, equity, standard error) of bgfast's rollout (one process)."""
-    # chunks of 36 trials: a policy's evaluation cache lives for a chunk, so bgfast never
-    # looks up the first ply of a trial that shares its first roll with an earlier one (the
-    # 36 first rolls).  gnubg's cache lives for its whole rollout: with --gnubg-games 36 it
-    # cannot either; with more games it can, and the comparison leans its way
+    # the default chunk (216 trials): a policy's evaluation cache lives for a chunk, so
+    # over a rollout of up to 216 games, as gnubg's lives for its whole rollout
     s = RolloutSettings(trials=trials, seed=seed, policy=f"net{plies}", evaluator="net",
                         variance_reduction=vr, truncate=truncate, jobs=1, backend="serial",
-                        chunk=36, luck_plays=LUCK_PLAYS if vr else 0)
+                        luck_plays=LUCK_PLAYS if vr else 0)
     t0 = time.process_time()
     r = rollout(Position.from_position_id(pid), s)
     return trials / (time.process_time() - t0), r.equity, r.stderr["equity"]
@@ -199,7 +200,8 @@ def main():
     ap.add_argument("--vr", nargs="+", choices=["on", "off"], default=["on", "off"])
     ap.add_argument("--truncate", type=int, nargs="+", default=[0, 7])
     ap.add_argument("--games", type=int, default=72, help="bgfast games per rollout")
-    ap.add_argument("--gnubg-games", type=int, default=18, help="gnubg games per rollout")
+    ap.add_argument("--gnubg-games", type=int, default=None,
+                    help="gnubg games per rollout [default: --games]")
     ap.add_argument("--positions", nargs="+", default=list(POSITIONS),
                     help="names of POSITIONS or Position IDs")
     ap.add_argument("--cache", action="store_true", help="bgfast with and without its cache")
@@ -208,6 +210,8 @@ def main():
     add_luck_plays_option(ap)
     add_os_db_option(ap)
     args = ap.parse_args()
+    if args.gnubg_games is None:
+        args.gnubg_games = args.games
     global LUCK_PLAYS
     LUCK_PLAYS = args.luck_plays
     if args.gnubg_os_db:
