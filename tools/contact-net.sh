@@ -49,28 +49,32 @@
 #  13. the crashed net split by the side crashed (--crashed-sides: the side
 #      on roll, or its opponent alone), each trained further on its own
 #      positions towards the values of round 12
-#      (docs/training.md#round-13-a-crashed-net-per-side-the-shipped-net).
+#      (docs/training.md#round-13-a-crashed-net-per-side);
+#  14. the two crashed nets trained again towards round 13's 2-ply values of
+#      the crashed positions of eleven files (data/training/crashed-3.bgtd,
+#      200,000 crashed positions of round 13's self-play, added)
+#      (docs/training.md#round-14-round-13s-values-of-the-crashed-positions-the-shipped-net).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
-# hour and a half more for round 11, about two hours more for round 12 and
-# ten minutes more for round 13.  Each step's output stays in WORK, and a
+# hour and a half more for round 11, about two hours more for round 12,
+# ten minutes more for round 13 and about 40 minutes more for round 14.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 13 (the default) use 256.
-# Usage: [ROUNDS=2..13] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 14 (the default) use 256.
+# Usage: [ROUNDS=2..14] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-13}"
+ROUNDS="${ROUNDS:-14}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11|12|13) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 13" >&2; exit 2 ;;
+    6|7|8|9|10|11|12|13|14) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 14" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 13 only (ROUNDS=5 to 13)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 14 only (ROUNDS=5 to 14)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -228,6 +232,17 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round13-h$HIDDEN.npz" --init "$LAST" --crashed-sides --class crashed \
                 --keep-shape --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
             LAST="$WORK/round13-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" -ge 14 ]; then
+            # round 13's values of the crashed positions, crashed-3 (its self-play's) added
+            export BGFAST_NET="$LAST"
+            VALUE_CLASSES="--class crashed"
+            round_values 14 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 selfplay-5 \
+                selfplay-4 selfplay-3 training selfplay-1 selfplay-2
+            once "$WORK/round14-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round14-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
+                --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
+            LAST="$WORK/round14-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
