@@ -49,6 +49,7 @@ MAX_NETS: int
 PLAN_NETS: int
 SIDE_NETS: int
 NET_COUNTS: tuple[int, int, int, int]
+NET_COUNTS_TEXT: str
 MAX_LUCK_PLAYS: int
 PLAN_EDGES: tuple[int, int, int]
 CRASHED_IN_PLAY: int

@@ -81,8 +81,10 @@ MAX_NETS = NET_MAX_NETS
 PLAN_NETS = NET_PLAN_NETS
 #: the nets of a set that also splits the crashed positions by the side crashed
 SIDE_NETS = NET_SIDE_NETS
-#: the numbers of nets a weights set may have
+#: the numbers of nets a weights set may have, and them as the messages name them
 NET_COUNTS = (2, 3, NET_PLAN_NETS, NET_SIDE_NETS)
+NET_COUNTS_TEXT = (", ".join(map(str, NET_COUNTS[:len(NET_COUNTS) - 1]))
+                   + f" or {NET_COUNTS[len(NET_COUNTS) - 1]}")     # no negative index: wraparound is off
 #: the edges of the plan bands: the on-roll side's lead in pips
 PLAN_EDGES = (NET_PLAN_EDGE1, NET_PLAN_EDGE2, NET_PLAN_EDGE3)
 #: a contact position is crashed when a side has at most this many checkers in play
@@ -1309,7 +1311,7 @@ def nets_of(const uint8_t[:, :, ::1] boards, int nets):
     of ``nets`` nets (2, 3, NET_PLAN_NETS or NET_SIDE_NETS), by the rule of
     net_of, int64[N]."""
     if nets not in NET_COUNTS:
-        raise ValueError(f"a set of nets has 2, 3, {NET_PLAN_NETS} or {NET_SIDE_NETS}, not {nets}")
+        raise ValueError(f"a set of nets has {NET_COUNTS_TEXT}, not {nets}")
     if boards.shape[1] != 2 or boards.shape[2] != 25:
         raise ValueError("boards must have shape (N, 2, 25)")
     out = np.zeros(boards.shape[0], dtype=np.int64)
@@ -1372,7 +1374,7 @@ cdef class Model:
             raise ValueError(f"feature groups must be a mask of {NET_GROUPS} bits, not {groups}")
         cdef int nin = NET_RAW_INPUTS + net_feature_count(groups)
         if w1.ndim != 3 or w1.shape[0] not in NET_COUNTS or w1.shape[1] != nin:
-            raise ValueError(f"w1 must have shape (2, 3, {NET_PLAN_NETS} or {NET_SIDE_NETS} nets, "
+            raise ValueError(f"w1 must have shape ({NET_COUNTS_TEXT} nets, "
                              f"{nin}, H), not {w1.shape}")
         N, H = w1.shape[0], w1.shape[2]
         if not 1 <= H <= NET_MAX_HIDDEN:

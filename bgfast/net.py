@@ -455,8 +455,8 @@ def load(path, *, previous: bool = False) -> Net:
                                           "meta": json.loads(json.dumps(meta))}}
     nin = PREVIOUS_INPUTS + _net.feature_count(groups)
     if a["w1"].ndim != 3 or a["w1"].shape[0] not in _net.NET_COUNTS or a["w1"].shape[1] != nin:
-        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not (2, 3, {PLAN_NETS} or "
-                           f"{SIDE_NETS} nets, {nin}, H) as its layout {layout!r} has")
+        raise NetFileError(f"{name}: w1 has shape {a['w1'].shape}, not ({_net.NET_COUNTS_TEXT} "
+                           f"nets, {nin}, H) as its layout {layout!r} has")
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)
     except ValueError as exc:

@@ -2,9 +2,9 @@
 files, API and CLI.  gnubg's shipped tables (inside gnubg-nn) are the oracle;
 small two-sided tables are also checked against a slow recursive reference."""
 import functools
+import json
 import multiprocessing
 import os
-import json
 import struct
 import time
 from pathlib import Path
