@@ -29,6 +29,8 @@ TWO_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "two-rou
 FOUR_ROUNDS = str(Path(__file__).resolve().parents[1] / "data" / "net" / "four-rounds.npz")
 #: round 6, with a crashed net (ROUNDS=6 tools/contact-net.sh)
 ROUND_SIX = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-6.npz")
+#: round 14, the crashed nets before crashed-4 (ROUNDS=14 tools/contact-net.sh)
+ROUND_FOURTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-14.npz")
 #: round 13, a crashed net per side before crashed-3 (ROUNDS=13 tools/contact-net.sh)
 ROUND_THIRTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-13.npz")
 #: round 12, one crashed net (ROUNDS=12 tools/contact-net.sh)
@@ -275,7 +277,9 @@ def test_bad_group_names_are_refused():
 #:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
     (None, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
-     "0f9e2f8e489481976e2d40ce79a446e0823af7bf8c1588357bfb81feaef6a83d"),  # shipped
+     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # shipped
+    (ROUND_FOURTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
+     "0f9e2f8e489481976e2d40ce79a446e0823af7bf8c1588357bfb81feaef6a83d"),
     (ROUND_THIRTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "f4f6f0c31c84b6573cd3906cccd2fca83de9385072c3c2262fd25011aa4090c3"),
     (ROUND_TWELVE, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256),
@@ -300,14 +304,14 @@ _PINNED_NETS = [
 
 
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
-                         ids=["shipped", "round-13", "round-12", "round-11", "round-10", "round-9", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
+                         ids=["shipped", "round-14", "round-13", "round-12", "round-11", "round-10", "round-9", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
                               "wide-256"])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     """The outputs of the shipped net (256 units; a crashed net per side
     crashed and three contact plan nets; the five computed feature groups
     in its contact, crashed and plan nets, the borne-off thermometer alone
-    in its race net), of round 13's net (the same nets, its crashed nets
-    before round 14), of round 12's net (one crashed net), of round 11's
+    in its race net), of round 14's and round 13's nets (the same nets,
+    their crashed nets before rounds 15 and 14), of round 12's net (one crashed net), of round 11's
     net (the nets of round 12, before round 12's training),
     of round 10's net (one contact net), of round 9's net (the same contact
     and crashed nets, no group in the race net), of round 8's net (the same contact and crashed nets, the race net before

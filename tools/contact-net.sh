@@ -53,28 +53,33 @@
 #  14. the two crashed nets trained again towards round 13's 2-ply values of
 #      the crashed positions of eleven files (data/training/crashed-3.bgtd,
 #      200,000 crashed positions of round 13's self-play, added)
-#      (docs/training.md#round-14-round-13s-values-of-the-crashed-positions-the-shipped-net).
+#      (docs/training.md#round-14-round-13s-values-of-the-crashed-positions);
+#  15. the two crashed nets trained again towards round 14's 2-ply values of
+#      the crashed positions of twelve files (data/training/crashed-4.bgtd,
+#      200,000 crashed positions of round 14's self-play, added)
+#      (docs/training.md#round-15-round-14s-values-of-the-crashed-positions-the-shipped-net).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
 # hour and a half more for round 11, about two hours more for round 12,
-# ten minutes more for round 13 and about an hour and a half more for round 14.  Each step's output stays in WORK, and a
+# ten minutes more for round 13 and about an hour and a half more for each of rounds 14
+# and 15.  Each step's output stays in WORK, and a
 # step whose output exists is skipped, so an interrupted run goes on where it
 # stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 14 (the default) use 256.
-# Usage: [ROUNDS=2..14] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 15 (the default) use 256.
+# Usage: [ROUNDS=2..15] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-14}"
+ROUNDS="${ROUNDS:-15}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11|12|13|14) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 14" >&2; exit 2 ;;
+    6|7|8|9|10|11|12|13|14|15) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 15" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 14 only (ROUNDS=5 to 14)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 15 only (ROUNDS=5 to 15)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -243,6 +248,17 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round14-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
                 --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
             LAST="$WORK/round14-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" -ge 15 ]; then
+            # round 14's values of the crashed positions, crashed-4 (its self-play's) added
+            export BGFAST_NET="$LAST"
+            VALUE_CLASSES="--class crashed"
+            round_values 15 crashed-4 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 \
+                selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2
+            once "$WORK/round15-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round15-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
+                --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
+            LAST="$WORK/round15-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
