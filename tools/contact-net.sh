@@ -62,10 +62,10 @@
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
 # hour and a half more for round 11, about two hours more for round 12,
-# ten minutes more for round 13 and about an hour and a half more for each of rounds 14
-# and 15.  Each step's output stays in WORK, and a
-# step whose output exists is skipped, so an interrupted run goes on where it
-# stopped when run again with the same WORK.
+# ten minutes more for round 13, about an hour and a half more for round 14
+# (beside other jobs) and about 50 minutes more for round 15.  Each step's
+# output stays in WORK, and a step whose output exists is skipped, so an
+# interrupted run goes on where it stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
 # ROUNDS=6 to 15 (the default) use 256.
