@@ -304,8 +304,7 @@ _PINNED_NETS = [
 
 
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
-                         ids=["shipped", "round-14", "round-13", "round-12", "round-11", "round-10", "round-9", "round-8", "round-6", "td-net", "two-rounds", "four-rounds",
-                              "wide-256"])
+                         ids=[Path(p).stem if p else "shipped" for p, *_ in _PINNED_NETS])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     """The outputs of the shipped net (256 units; a crashed net per side
     crashed and three contact plan nets; the five computed feature groups

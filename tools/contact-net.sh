@@ -115,6 +115,21 @@ round_values() {
     done
 }
 
+# crashed_round R NAME...: round R (14 on) of the two crashed nets: the
+# 2-ply values of the crashed positions of the files NAME (round_values) by
+# the net $LAST, which both crashed nets then train from towards them
+crashed_round() {
+    cr="$1"
+    shift
+    export BGFAST_NET="$LAST"
+    VALUE_CLASSES="--class crashed"
+    round_values "$cr" "$@"
+    once "$WORK/round$cr-h$HIDDEN.done" python -m bgfast train supervised $RV \
+        -o "$WORK/round$cr-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
+        --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
+    LAST="$WORK/round$cr-h$HIDDEN.npz"
+}
+
 once "$WORK/base.done" sh tools/race-net.sh "$WORK/base.npz"
 
 export BGFAST_NET="$WORK/base.npz"
@@ -240,25 +255,13 @@ if [ "$ROUNDS" -ge 5 ]; then
         fi
         if [ "$ROUNDS" -ge 14 ]; then
             # round 13's values of the crashed positions, crashed-3 (its self-play's) added
-            export BGFAST_NET="$LAST"
-            VALUE_CLASSES="--class crashed"
-            round_values 14 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 selfplay-5 \
+            crashed_round 14 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 selfplay-5 \
                 selfplay-4 selfplay-3 training selfplay-1 selfplay-2
-            once "$WORK/round14-h$HIDDEN.done" python -m bgfast train supervised $RV \
-                -o "$WORK/round14-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
-                --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
-            LAST="$WORK/round14-h$HIDDEN.npz"
         fi
         if [ "$ROUNDS" -ge 15 ]; then
             # round 14's values of the crashed positions, crashed-4 (its self-play's) added
-            export BGFAST_NET="$LAST"
-            VALUE_CLASSES="--class crashed"
-            round_values 15 crashed-4 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 \
+            crashed_round 15 crashed-4 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 \
                 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2
-            once "$WORK/round15-h$HIDDEN.done" python -m bgfast train supervised $RV \
-                -o "$WORK/round15-h$HIDDEN.npz" --init "$LAST" --class crashed --keep-shape \
-                --lr 1e-4 --epochs 100 --patience 8 --quiet --resume
-            LAST="$WORK/round15-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
