@@ -19,7 +19,7 @@ cimport cython
 from cython.parallel cimport prange
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t
 from libc.string cimport memset, memcpy
-from libc.stdlib cimport malloc, free, qsort
+from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.math cimport lround
 
 cnp.import_array()
@@ -288,6 +288,55 @@ def successor_ranks(const uint8_t[::1] counts, int d1, int d2):
     if n < 0:
         raise RuntimeError("too many plays")
     return [buf[k] for k in range(n)]
+
+
+def successors_batch(const uint8_t[:, ::1] counts):
+    """The distinct results (gnubg indices on P = counts.shape[1] points,
+    ascending) of each of the 21 rolls (``rolls()`` order) from each row of
+    counts: ``(offsets int64[n * 21 + 1], ranks int64[M])``, the results of
+    row i and roll r at ``ranks[offsets[21 i + r]:offsets[21 i + r + 1]]``."""
+    cdef Py_ssize_t n = counts.shape[0], i, cap = 1 << 20, used = 0
+    cdef int P = counts.shape[1], r, m
+    cdef int64_t buf[MAXSEQ]
+    cdef int64_t* out
+    cdef int64_t* grown
+    if P > MAXP or P < 1:
+        raise ValueError("bad number of points")
+    offsets = np.zeros(n * 21 + 1, dtype=np.int64)
+    cdef int64_t[::1] off = offsets
+    out = <int64_t*>malloc(cap * sizeof(int64_t))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                for r in range(21):
+                    m = successors(&counts[i, 0], P, ROLL_D1[r], ROLL_D2[r], buf, MAXSEQ)
+                    if m < 0:
+                        break
+                    if used + m > cap:
+                        while used + m > cap:
+                            cap *= 2
+                        grown = <int64_t*>realloc(out, cap * sizeof(int64_t))
+                        if grown == NULL:
+                            m = -2
+                            break
+                        out = grown
+                    memcpy(out + used, buf, m * sizeof(int64_t))
+                    used += m
+                    off[21 * i + r + 1] = used
+                if m < 0:
+                    break
+        if m == -1:
+            raise RuntimeError("too many plays")
+        if m == -2:
+            raise MemoryError()
+        ranks = np.empty(used, dtype=np.int64)
+        if used:
+            memcpy(cnp.PyArray_DATA(ranks), out, used * sizeof(int64_t))
+        return offsets, ranks
+    finally:
+        free(out)
 
 
 # ---------------------------------------------------------- one-sided build

@@ -10,6 +10,7 @@ cdef enum:
     NUM_EVALUATORS = 2     # built-in slots; slots NUM_EVALUATORS.. are registered
     MAX_EVALUATORS = 8
     NCAL = 7               # calibration features (see cal_features)
+    OS_DENSE = 64          # rolls of os_table_side's dense distributions
 
 # A registered evaluator (e.g. the neural net): 5 probabilities for the player
 # on roll (row 1) of a board that is not finished; ctx is the registrant's data.
@@ -48,3 +49,13 @@ cdef int exact_cubeful(const uint8_t* b, double* e) noexcept nogil
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil
 # the slots (bit k: row k // 25, slot k % 25) every board the installed tables hold leaves empty
 cdef uint64_t table_empty_slots() noexcept nogil
+# the points of the installed one-sided table (0: none)
+cdef int os_table_points() noexcept nogil
+# one side's (row: slots 0..24) dense distributions of rolls to bear off (r) and to
+# take the first checker off (g), OS_DENSE each, from the installed one-sided table,
+# and its checkers on the board (total): 1, or 0 if the table does not hold the row
+cdef int os_table_side(const uint8_t* row, double* r, double* g, int* total) noexcept nogil
+# race probabilities for the roller i (on roll) against j by convolution of dense
+# distributions (os_table_side's) and the sides' checkers on the board
+cdef void race_convolve(const double* ri, const double* gi, int ti, const double* rj,
+                        const double* gj, int tj, double* p) noexcept nogil

@@ -369,6 +369,21 @@ cdef inline double _at(const float* v, const int64_t* o, const uint8_t* st, cons
     return v[o[i] + d]
 
 
+cdef inline void _race_clamp(double* p) noexcept nogil:
+    """Race probabilities of float32 rows into [0, 1], a gammon no likelier
+    than the game it is won or lost in (rounding can break the order)."""
+    cdef int k
+    for k in range(5):
+        if p[k] < 0.0:
+            p[k] = 0.0
+        elif p[k] > 1.0:
+            p[k] = 1.0
+    if p[1] > p[0]:
+        p[1] = p[0]
+    if p[3] > 1.0 - p[0]:
+        p[3] = 1.0 - p[0]
+
+
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
     cdef int t0, t1, k, kmax
     cdef int64_t i, j
@@ -404,18 +419,65 @@ cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
             f = _at(OS_R, OS_OR, OS_SR, OS_LR, j, k)
             if f != 0.0:
                 p[3] += f * window_at_least(tg, OS_SG[i], OS_LG[i], k + 1)
-    for k in range(5):
-        if p[k] < 0.0:
-            p[k] = 0.0
-        elif p[k] > 1.0:
-            p[k] = 1.0
-    # float32 rows: keep the cumulative order exactly
-    if p[1] > p[0]:
-        p[1] = p[0]
-    if p[3] > 1.0 - p[0]:
-        p[3] = 1.0 - p[0]
+    _race_clamp(p)
     return 1
 
+
+
+cdef int os_table_points() noexcept nogil:
+    return OS_P if OS_R != NULL else 0
+
+
+cdef int os_table_side(const uint8_t* row, double* r, double* g, int* total) noexcept nogil:
+    """One side's distributions from the installed one-sided table, dense:
+    r[k] = P(exactly k rolls to bear off), g[k] = P(exactly k rolls to take
+    the first checker off) (g[0] = 1 for a side with a checker off), k <
+    OS_MAX_WINDOW, and its checkers on the board in total; 1, or 0 when the
+    table does not hold the row (slots 0..24 of one side)."""
+    cdef int k
+    cdef int64_t i
+    if OS_R == NULL or not _home_counts(row, OS_P, total) or total[0] == 0:
+        return 0
+    i = rank_counts(row, OS_P)
+    if OS_SR[i] + OS_LR[i] > OS_MAX_WINDOW or OS_SG[i] + OS_LG[i] > OS_MAX_WINDOW:
+        return 0
+    for k in range(OS_MAX_WINDOW):
+        r[k] = _at(OS_R, OS_OR, OS_SR, OS_LR, i, k)
+        g[k] = 0.0
+    if total[0] < 15:
+        g[0] = 1.0
+    else:
+        for k in range(OS_MAX_WINDOW):
+            g[k] = _at(OS_G, OS_OG, OS_SG, OS_LG, i, k)
+    return 1
+
+
+cdef void race_convolve(const double* ri, const double* gi, int ti, const double* rj,
+                        const double* gj, int tj, double* p) noexcept nogil:
+    """The race probabilities of table_probs for the roller i (on roll)
+    against j from dense distributions (os_table_side's, OS_MAX_WINDOW
+    rolls) and the sides' checkers on the board ti, tj (a side with all 15
+    can be gammoned; no backgammons)."""
+    cdef double tail[OS_MAX_WINDOW + 1]
+    cdef int k
+    p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
+    # the roller rolls first: it wins if the opponent needs >= k rolls
+    tail[OS_MAX_WINDOW] = 0.0
+    for k in range(OS_MAX_WINDOW - 1, -1, -1):
+        tail[k] = tail[k + 1] + rj[k]
+    for k in range(OS_MAX_WINDOW):
+        p[0] += ri[k] * tail[k]
+    if tj == 15:
+        for k in range(OS_MAX_WINDOW - 1, -1, -1):
+            tail[k] = tail[k + 1] + gj[k]
+        for k in range(OS_MAX_WINDOW):
+            p[1] += ri[k] * tail[k]
+    if ti == 15:
+        for k in range(OS_MAX_WINDOW - 1, -1, -1):
+            tail[k] = tail[k + 1] + gi[k]
+        for k in range(OS_MAX_WINDOW):
+            p[3] += rj[k] * tail[k + 1]
+    _race_clamp(p)
 
 # registered evaluators (slots NUM_EVALUATORS .. MAX_EVALUATORS - 1)
 cdef onroll_fn SLOT_FN[MAX_EVALUATORS]

@@ -27,6 +27,10 @@ cdef enum:
     NET_PLAN_EDGE1 = -25         # the plan bands' edges: the on-roll side's lead in pips
     NET_PLAN_EDGE2 = -5
     NET_PLAN_EDGE3 = 20
+    OS_NET_INPUTS = 100          # the one-sided race net: 24 points x 4 units, then 4 features
+    OS_NET_BINS = 64             # its outputs: two distributions of this many rolls
+    OS_NET_MAX_HIDDEN = 256
+    OS_NET_FAR = 18              # a side with a checker on slot 18 (point 19) or beyond: the race net
 
 # Two, three, six or seven nets (0 = contact, 1 = race, 2 = crashed, 3..5 = the
 # plan nets, 6 = crashed-other: see net_of) stored with the same number of
@@ -62,6 +66,16 @@ cdef struct NetC:
     float* b2[NET_MAX_NETS]      # [5]
     float* T[NET_MAX_NETS]       # [NET_SLOTS * 16, kh]
     uint64_t version             # set by each rebuild of T: no other weights ever had it
+    # the one-sided race net (os_h hidden units; 0: none), see os_race_probs: the
+    # distributions of one side's rolls to bear off and to take the first
+    # checker off, for a side with a checker beyond slot os_min - 1 (point os_min)
+    int os_h
+    int os_min
+    float* os_T                  # [24 * 16, os_h]: the first-layer rows of (slot, count)
+    float* os_wx                 # [4, os_h]: the rows of the 4 features
+    float* os_b1                 # [os_h]
+    float* os_w2                 # [os_h, 2 * OS_NET_BINS]
+    float* os_b2                 # [2 * OS_NET_BINS]
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
 # the 0-ply best play of (board, roll) and its probabilities, keyed by the
@@ -95,6 +109,11 @@ cdef struct NetCtx:
     int btv
     int ready
     NetCache* cache              # NULL: no evaluation cache
+    # the one-sided distributions of the base's side not moving (os_race_probs), per base
+    double osr[OS_NET_BINS]
+    double osg[OS_NET_BINS]
+    int ost                      # its checkers on the board
+    int osv                      # 0: not yet found, 1: in osr/osg, -1: not valued
 
 cdef int netctx_init(NetCtx* c) noexcept nogil
 cdef void netctx_free(NetCtx* c) noexcept nogil
@@ -111,7 +130,13 @@ cdef int net_feature_count(int groups) noexcept nogil
 cdef int net_of(const NetC* net, const uint8_t* b) noexcept nogil
 # 5 probabilities for the player on roll (row 1) by the net alone
 cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nogil
+# race probabilities for the player on roll of a race b (not over, no contact) by
+# convolution of each side's one-sided distributions: the race table's for a side
+# it holds, the one-sided race net's for a side beyond it (net.os_h > 0); 1, or 0
+# when neither values a side (or a side has a checker on OS_NET_FAR or beyond)
+cdef int os_race_probs(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables
+# and the one-sided race net
 cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the play chosen at `plies` (0 .. NET_MAX_DEPTH - 2) with Gaussian equity noise at 0-ply;
 # result (turn passed) in out; returns the number of legal plays, <0 on error

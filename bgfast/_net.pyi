@@ -8,7 +8,10 @@ class Model:
     w2: NDArray[np.float32]
     b2: NDArray[np.float32]
     T: NDArray[np.float32]
+    one_sided: tuple | None
     def __init__(self, w1: NDArray, b1: NDArray, w2: NDArray, b2: NDArray, groups: int = ...) -> None: ...
+    def set_one_sided(self, w1: NDArray | None, b1: NDArray | None, w2: NDArray | None,
+                      b2: NDArray | None, min_points: int) -> None: ...
     @property
     def hidden(self) -> int: ...
     @property

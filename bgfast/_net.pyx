@@ -36,6 +36,7 @@ from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThr
 
 from bgfast._movegen cimport MoveGen, movegen_init, movegen_free, movegen_plays, mg_die
 from bgfast._evaluate cimport (board_contact, over_probs, table_probs, exact_probs, table_empty_slots, invert_probs, order_probs,
+                               os_table_side, os_table_points, race_convolve,
                                mover_probs, pub_score,
                                probs_equity, swap_board, choose_play, POLICY_PUBEVAL,
                                register_evaluator_slot, NUM_EVALUATORS, MAX_EVALUATORS)
@@ -56,6 +57,8 @@ cdef enum:
 cdef extern from "_vecmath.h" nogil:
     enum: BGV_MAX_HIDDEN              # the output layer's buffer of hidden sigmoids
     float bgv_sigmoid1(float x)
+    float bgv_expf(float x)
+    void bgv_os_outputs(const float* h, int H, const float* w2, const float* b2, int no, float* z)
     void bgv_rows(float* h, const float* b, const float* T, const int32_t* add, int nadd,
                   const int32_t* sub, int nsub, int H)
     void bgv_output_sums(const float* h, const float* w2t, const float* b2, int H, float* s)
@@ -629,13 +632,124 @@ cdef inline int _over(const uint8_t* b) noexcept nogil:
     return t0 == 0 or t1 == 0
 
 
+# ---------------------------------------------------------------------------
+# the one-sided race net
+# ---------------------------------------------------------------------------
+
+cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g) noexcept nogil:
+    """The one-sided race net's distributions of one side (row: slots 0..23):
+    its inputs are 4 units a point (count >= 1, >= 2, >= 3, (count - 3) / 2
+    beyond), folded into os_T by (slot, count), then the pips / 100, the
+    checkers outside the home board / 15, the crossovers (checkers times
+    their quarter of the board) / 30 and the checkers off / 15; tanh hidden
+    units; two softmaxes of OS_NET_BINS rolls.  Sums in a fixed order."""
+    cdef float h[OS_NET_MAX_HIDDEN]
+    cdef float z[2 * OS_NET_BINS]
+    cdef float x[4]
+    cdef float m, sm
+    cdef const float* w
+    cdef double* d
+    cdef int H = net.os_h, j, o, s, c, q, n = 0, pips = 0, outside = 0, cross = 0
+    memcpy(h, net.os_b1, H * sizeof(float))
+    for s in range(24):
+        c = row[s]
+        if c == 0:
+            continue
+        n += c
+        pips += c * (s + 1)
+        cross += c * (s // 6)
+        if s >= 6:
+            outside += c
+        w = net.os_T + (s * 16 + c) * H
+        for j in range(H):
+            h[j] += w[j]
+    x[0] = <float>pips / 100.0
+    x[1] = <float>outside / 15.0
+    x[2] = <float>cross / 30.0
+    x[3] = <float>(15 - n) / 15.0
+    for q in range(4):
+        w = net.os_wx + q * H
+        for j in range(H):
+            h[j] += x[q] * w[j]
+    bgv_os_outputs(h, H, net.os_w2, net.os_b2, 2 * OS_NET_BINS, z)
+    for q in range(2):
+        m = z[q * OS_NET_BINS]
+        for o in range(1, OS_NET_BINS):
+            if z[q * OS_NET_BINS + o] > m:
+                m = z[q * OS_NET_BINS + o]
+        sm = 0.0
+        for o in range(OS_NET_BINS):
+            z[q * OS_NET_BINS + o] = bgv_expf(z[q * OS_NET_BINS + o] - m)
+            sm += z[q * OS_NET_BINS + o]
+        d = r if q == 0 else g
+        for o in range(OS_NET_BINS):
+            d[o] = z[q * OS_NET_BINS + o] / sm
+
+
+cdef inline int _os_side(const NetC* net, const uint8_t* row, double* r, double* g,
+                         int* total) noexcept nogil:
+    """One side's distributions for os_race_probs: the race table's, or the
+    one-sided race net's beyond it; 0 if neither values the side."""
+    cdef int s, hi = -1
+    for s in range(25):
+        if row[s]:
+            hi = s
+    if hi >= OS_NET_FAR:
+        return 0
+    if os_table_side(row, r, g, total):
+        return 1
+    if hi < net.os_min:
+        return 0
+    total[0] = 0
+    for s in range(24):
+        total[0] += row[s]
+    _os_forward(net, row, r, g)
+    return 1
+
+
+cdef int os_race_probs(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    cdef double ri[OS_NET_BINS]
+    cdef double gi[OS_NET_BINS]
+    cdef double rj[OS_NET_BINS]
+    cdef double gj[OS_NET_BINS]
+    cdef int ti, tj
+    if (net.os_h == 0 or os_table_points() < net.os_min or not _os_side(net, b + 25, ri, gi, &ti)
+            or not _os_side(net, b, rj, gj, &tj)):
+        return 0
+    race_convolve(ri, gi, ti, rj, gj, tj, p)
+    return 1
+
+
+cdef inline int _os_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) noexcept nogil:
+    """os_race_probs of a play's result r from the base c.base: the side on
+    roll in r, which did not move, is valued once per base (c.osv)."""
+    cdef double rj[OS_NET_BINS]
+    cdef double gj[OS_NET_BINS]
+    cdef int tj
+    if net.os_h == 0 or os_table_points() < net.os_min:
+        return 0
+    if c.osv == 0:
+        c.osv = 1 if _os_side(net, r + 25, c.osr, c.osg, &c.ost) else -1
+    if c.osv < 0 or not _os_side(net, r, rj, gj, &tj):
+        return 0
+    race_convolve(c.osr, c.osg, c.ost, rj, gj, tj, p)
+    return 1
+
+
+cdef inline void _forward_or_race(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    """net_forward, or (net.tables) os_race_probs for a race it values."""
+    if net.tables and net.os_h and not board_contact(b) and os_race_probs(net, b, p):
+        return
+    net_forward(net, b, p)
+
+
 cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
     if _over(b):
         over_probs(b, p)
         return
     if net.tables and table_probs(b, p):
         return
-    net_forward(net, b, p)
+    _forward_or_race(net, b, p)
 
 
 # ---------------------------------------------------------------------------
@@ -679,6 +793,7 @@ cdef inline void _set_base(NetCtx* c, const NetC* net, const uint8_t* b) noexcep
     c.bver = net.version
     memset(c.hbv, 0, sizeof(c.hbv))
     c.btv = 0
+    c.osv = 0
 
 
 cdef inline int _row_deltas(const uint8_t* r, const uint8_t* base, uint64_t d, int side,
@@ -741,6 +856,8 @@ cdef void _eval_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p) no
         return
     b0 = 63 - __builtin_clzll(nz & 0x1FFFFFF)          # the rearmost checkers (board_contact)
     b1 = 63 - __builtin_clzll(nz >> 25)
+    if b0 + b1 < 23 and net.tables and net.os_h and _os_play(c, net, r, p):
+        return
     k = _net_of_contact(net, b0 + b1 >= 23, r)
     fb = c.fb[k]
     nf = net.knf[k]
@@ -1279,6 +1396,9 @@ cdef void _cached_onroll_batch(EvalCache* k, const NetC* net, const uint8_t* boa
             continue
         if table_probs(b, p):
             continue
+        # the cache holds the net's values, which do not depend on the tables
+        if net.os_h and not board_contact(b) and os_race_probs(net, b, p):
+            continue
         f = first[i]
         k.lookups += 1
         w = _ec_way(k, f, tags[i], b)
@@ -1351,6 +1471,7 @@ cdef class Model:
 
     cdef NetC net
     cdef readonly object w1, b1, w2, b2, T, W2T, WF
+    cdef readonly object one_sided       # (os_T, os_wx, b1, w2, b2, min_points) or None
     cdef EvalCache ec
     cdef PyThread_type_lock ec_lock
 
@@ -1397,6 +1518,7 @@ cdef class Model:
         self.net.groups = groups
         self.net.nf = nin - NET_RAW_INPUTS
         self.net.tables = 0
+        self.net.os_h = 0
         self.net.nets = N
         for k in range(N):
             self.net.w1[k] = &a1[k, 0, 0]
@@ -1407,6 +1529,51 @@ cdef class Model:
             self.net.w2t[k] = &t2[k, 0, 0]
             self.net.wf[k] = &tf[k, 0, 0]
         self.refresh()
+
+    def set_one_sided(self, w1, b1, w2, b2, int min_points):
+        """Give the net a one-sided race net (None: remove it): ``w1``
+        float32[OS_NET_INPUTS, H], ``b1[H]``, ``w2[H, 2 * OS_NET_BINS]``,
+        ``b2[2 * OS_NET_BINS]``, valuing a side with a checker beyond its point
+        ``min_points`` (see os_race_probs)."""
+        self.net.os_h = 0
+        self.one_sided = None
+        if w1 is None:
+            self.clear_cache()
+            return
+        w1 = np.ascontiguousarray(w1, dtype=np.float32)
+        b1 = np.ascontiguousarray(b1, dtype=np.float32)
+        w2 = np.ascontiguousarray(w2, dtype=np.float32)
+        b2 = np.ascontiguousarray(b2, dtype=np.float32)
+        if w1.ndim != 2 or w1.shape[0] != OS_NET_INPUTS or not 1 <= w1.shape[1] <= OS_NET_MAX_HIDDEN:
+            raise ValueError(f"the one-sided race net's w1 must have shape ({OS_NET_INPUTS}, H), "
+                             f"H 1..{OS_NET_MAX_HIDDEN}, not {w1.shape}")
+        H = w1.shape[1]
+        if b1.shape != (H,) or w2.shape != (H, 2 * OS_NET_BINS) or b2.shape != (2 * OS_NET_BINS,):
+            raise ValueError("inconsistent one-sided race net shapes")
+        if not 6 <= min_points <= OS_NET_FAR:
+            raise ValueError(f"the one-sided race net's first point must be 6..{OS_NET_FAR}, "
+                             f"not {min_points}")
+        units = np.zeros((16, 4), dtype=np.float32)
+        for c in range(16):
+            units[c] = (c >= 1, c >= 2, c >= 3, max(c - 3, 0) / 2)
+        # the rows of (slot, count): the four units' rows weighted by their values
+        T = np.einsum("cu,suh->sch", units, w1[:96].reshape(24, 4, H)).astype(np.float32)
+        T = np.ascontiguousarray(T.reshape(24 * 16, H))
+        wx = np.ascontiguousarray(w1[96:])
+        cdef float[:, ::1] t = T
+        cdef float[:, ::1] x = wx
+        cdef float[::1] c1 = b1
+        cdef float[:, ::1] a2 = w2
+        cdef float[::1] c2 = b2
+        self.one_sided = (T, wx, b1, w2, b2, min_points)
+        self.net.os_T = &t[0, 0]
+        self.net.os_wx = &x[0, 0]
+        self.net.os_b1 = &c1[0]
+        self.net.os_w2 = &a2[0, 0]
+        self.net.os_b2 = &c2[0]
+        self.net.os_min = min_points
+        self.net.os_h = H
+        self.clear_cache()
 
     @property
     def hidden(self):

@@ -418,4 +418,38 @@ static void bgv_eval_play(const float *hb, const float *restrict T, const int32_
                          + ((acc[o][2] + acc[o][6]) + (acc[o][3] + acc[o][7]))) + t[o]);
 }
 
+
+/* The one-sided race net's output sums (bgfast/_net.pyx, _os_forward):
+   z[o] = b2[o] + the sum over j in order of tanh(h[j]) * w2[j * no + o],
+   tanh(x) = 2 bgv_sigmoid1(2x) - 1, for no a multiple of 64 and H <= 256;
+   the outputs in blocks of 64 held in registers. */
+BGV_CLONES
+static void bgv_os_outputs(const float *h, int H, const float *restrict w2, const float *b2,
+                           int no, float *restrict z)
+{
+    float t[256];
+    bgv_f8 a0, a1, a2, a3, a4, a5, a6, a7, r0, r1, r2, r3, r4, r5, r6, r7, x;
+    const float *rp;
+    int j, o0;
+    for (j = 0; j < H; j++)
+        t[j] = 2.0f * bgv_sigmoid1(2.0f * h[j]) - 1.0f;
+    for (o0 = 0; o0 + 64 <= no; o0 += 64) {
+        BGV_LOAD64(a, b2 + o0);
+        for (j = 0; j < H; j++) {
+            rp = w2 + (size_t)j * no + o0;
+            BGV_LOAD64(r, rp);
+            x = (bgv_f8){t[j], t[j], t[j], t[j], t[j], t[j], t[j], t[j]};
+            a0 += x * r0;
+            a1 += x * r1;
+            a2 += x * r2;
+            a3 += x * r3;
+            a4 += x * r4;
+            a5 += x * r5;
+            a6 += x * r6;
+            a7 += x * r7;
+        }
+        BGV_STORE64(z + o0, a);
+    }
+}
+
 #endif

@@ -105,6 +105,8 @@ GROUPS = {
     "off": tuple(f"off{j}" for j in range(1, 15)),
 }
 _ARRAYS = ("w1", "b1", "w2", "b2")
+#: The arrays of a file's one-sided race net (optional; with ``os_min_points``).
+_OS_ARRAYS = ("os_w1", "os_b1", "os_w2", "os_b2")
 
 
 def group_mask(groups) -> int:
@@ -179,13 +181,20 @@ class NetFileError(DatabaseError):
     """A net weights file that is missing, truncated, corrupt or of another format/layout."""
 
 
-def checksum(w1, b1, w2, b2) -> str:
-    """sha256 (hex) over the shapes and little-endian float32 bytes of the arrays."""
+def checksum(w1, b1, w2, b2, one_sided=None) -> str:
+    """sha256 (hex) over the shapes and little-endian float32 bytes of the
+    arrays, then (when there is one) those of the one-sided race net
+    (:meth:`Net.set_one_sided`) and its first point."""
     h = hashlib.sha256()
-    for a in (w1, b1, w2, b2):
+    arrays = [w1, b1, w2, b2]
+    if one_sided is not None:
+        arrays += [one_sided[k] for k in ("w1", "b1", "w2", "b2")]
+    for a in arrays:
         a = np.ascontiguousarray(a, dtype="<f4")
         h.update(repr(a.shape).encode())
         h.update(a.tobytes())
+    if one_sided is not None:
+        h.update(b"min_points=%d" % int(one_sided["min_points"]))
     return h.hexdigest()
 
 
@@ -193,9 +202,39 @@ class Net:
     """A loaded net: the weights (a kernel :class:`bgfast._net.Model`) and
     its metadata (``meta`` dict)."""
 
-    def __init__(self, model: "_net.Model", meta: dict | None = None):
+    def __init__(self, model: "_net.Model", meta: dict | None = None, one_sided: dict | None = None):
         self.model = model
         self.meta = dict(meta or {})
+        #: the one-sided race net (:meth:`set_one_sided`), or None
+        self.one_sided = None
+        if one_sided is not None:
+            self.set_one_sided(one_sided)
+
+    def set_one_sided(self, one_sided: dict | None) -> None:
+        """Give the net a one-sided race net (None: remove it), a dict of
+        ``w1`` float32[100, H], ``b1[H]``, ``w2[H, 128]``, ``b2[128]`` and
+        ``min_points``.  With the bear-off tables on, a race in which each
+        side either lies inside the race table or has a checker beyond its
+        point ``min_points`` (and none on its points 19-24) is then valued
+        by convolution, as the race table values the races it holds, with
+        the one-sided net's distributions of the rolls each side beyond the
+        table needs to bear off (docs/training.md#the-one-sided-race-net).
+        Raises :class:`bgfast.errors.BgfastError` for bad shapes."""
+        if one_sided is None:
+            self.model.set_one_sided(None, None, None, None, 0)
+            self.one_sided = None
+            return
+        a = {k: np.ascontiguousarray(one_sided[k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
+        points = int(one_sided["min_points"])
+        try:
+            self.model.set_one_sided(a["w1"], a["b1"], a["w2"], a["b2"], points)
+        except ValueError as exc:
+            raise BgfastError(str(exc)) from None
+        self.one_sided = {**a, "min_points": points}
+
+    def checksum(self) -> str:
+        """The weights' :func:`checksum`, the one-sided race net's included."""
+        return checksum(**self.arrays(), one_sided=self.one_sided)
 
     @property
     def hidden(self) -> int:
@@ -221,7 +260,7 @@ class Net:
 
     def copy(self) -> "Net":
         a = self.arrays()
-        return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], self.groups), self.meta)
+        return Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], self.groups), self.meta, self.one_sided)
 
     def set_cache(self, log2: int) -> None:
         """Give 0-ply evaluation a cache of ``2**log2`` entries of 104 bytes
@@ -314,7 +353,8 @@ def widen(net: Net, groups) -> Net:
     meta = dict(net.meta)
     if new != old:
         meta["widened_from"] = {"layout": net.layout, "checksum": checksum(**a)}
-    return Net(_net.Model(np.concatenate(blocks, axis=1), a["b1"], a["w2"], a["b2"], new), meta)
+    return Net(_net.Model(np.concatenate(blocks, axis=1), a["b1"], a["w2"], a["b2"], new), meta,
+               net.one_sided)
 
 
 def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
@@ -348,7 +388,7 @@ def add_hidden(net: Net, hidden: int, seed: int = 0, scale: float = 0.1) -> Net:
     w2 = np.concatenate([a["w2"], np.zeros((nn, hidden - h0, 5), np.float32)], axis=1)
     meta = dict(net.meta, hidden=hidden,
                 hidden_added={"from": h0, "seed": seed, "checksum": checksum(**a)})
-    return Net(_net.Model(w1, b1, w2, a["b2"], net.groups), meta)
+    return Net(_net.Model(w1, b1, w2, a["b2"], net.groups), meta, net.one_sided)
 
 
 def add_crashed(net: Net) -> Net:
@@ -392,16 +432,21 @@ def _with_copies(net: Net, source: int, copies: int, key: str, **info) -> Net:
     a = net.arrays()
     grown = {k: np.concatenate([v] + [v[source:source + 1]] * copies) for k, v in a.items()}
     meta = dict(net.meta, **{key: {"checksum": checksum(**a), **info}})
-    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta)
+    return Net(_net.Model(grown["w1"], grown["b1"], grown["w2"], grown["b2"], net.groups), meta,
+               net.one_sided)
 
 
 def save(net: Net, path) -> None:
     """Write ``net`` to ``path`` (.npz), atomically (a temporary file then rename)."""
     a = net.arrays()
+    extra = {}
+    if net.one_sided is not None:
+        extra = {"os_" + k: net.one_sided[k] for k in ("w1", "b1", "w2", "b2")}
+        extra["os_min_points"] = np.int64(net.one_sided["min_points"])
     with atomic_open(path, "wb") as f:
         np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(net.layout),
-                            checksum=np.str_(checksum(**a)),
-                            meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a)
+                            checksum=np.str_(net.checksum()),
+                            meta=np.str_(json.dumps(net.meta, sort_keys=True)), **a, **extra)
 
 
 def load(path, *, previous: bool = False) -> Net:
@@ -428,6 +473,14 @@ def load(path, *, previous: bool = False) -> Net:
         stored = str(z["checksum"])
         a = {k: z[k] for k in _ARRAYS}
         meta = json.loads(str(z["meta"])) if "meta" in keys else {}
+        os_keys = keys & {*_OS_ARRAYS, "os_min_points"}
+        one_sided = None
+        if os_keys:
+            if len(os_keys) != len(_OS_ARRAYS) + 1:
+                raise NetFileError(f"{name} is corrupt: its one-sided race net lacks "
+                                   f"{', '.join(sorted({*_OS_ARRAYS, 'os_min_points'} - os_keys))}")
+            one_sided = {k[3:]: z[k] for k in _OS_ARRAYS}
+            one_sided["min_points"] = int(z["os_min_points"])
     except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
         raise NetFileError(f"{name} is corrupt: {exc}") from None
     if version != FORMAT_VERSION:
@@ -439,9 +492,10 @@ def load(path, *, previous: bool = False) -> Net:
         raise NetFileError(f"{name} has input layout {layout!r}; this bgfast reads {LAYOUT!r}, "
                            f"optionally followed by feature groups "
                            f"({', '.join('+' + g for g in GROUPS)}, in this order)")
-    if any(a[k].dtype != np.float32 for k in _ARRAYS):
+    if any(a[k].dtype != np.float32 for k in _ARRAYS) or (
+            one_sided is not None and any(one_sided[k].dtype != np.float32 for k in ("w1", "b1", "w2", "b2"))):
         raise NetFileError(f"{name}: the weights must be float32")
-    if checksum(**a) != stored:
+    if checksum(**a, one_sided=one_sided) != stored:
         raise NetFileError(f"{name} is corrupt: checksum mismatch")
     if old:
         w1 = a["w1"]
@@ -459,9 +513,9 @@ def load(path, *, previous: bool = False) -> Net:
                            f"nets, {nin}, H) as its layout {layout!r} has")
     try:
         model = _net.Model(a["w1"], a["b1"], a["w2"], a["b2"], groups)
-    except ValueError as exc:
+        return Net(model, meta, one_sided)
+    except (ValueError, BgfastError) as exc:
         raise NetFileError(f"{name}: {exc}") from None
-    return Net(model, meta)
 
 
 def default_weights_path():

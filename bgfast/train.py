@@ -389,7 +389,8 @@ def _with_params(net, k: int, p: dict):
     a = net.arrays()
     for n in _P:
         a[n][k] = p[n].astype(np.float32)
-    return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta)
+    return _netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], a["b2"], net.groups), net.meta,
+                       net.one_sided)
 
 
 def _shape_mask(net, k: int, also: int = 0) -> dict | None:
@@ -634,7 +635,12 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     else:
         from . import _net
 
-        net = _netmod.Net(_net.Model(*(arrays["net_" + n] for n in _P), groups), state["net_meta"])
+        one_sided = None
+        if "os_min_points" in state:
+            one_sided = {n: arrays["os_" + n] for n in _P}
+            one_sided["min_points"] = state["os_min_points"]
+        net = _netmod.Net(_net.Model(*(arrays["net_" + n] for n in _P), groups), state["net_meta"],
+                          one_sided)
         cur = arrays
     steps_here = 0
     seconds0 = float(state["seconds"])
@@ -690,6 +696,9 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                 snap.meta = {**net.meta, "fit": report()}
                 state["net_meta"] = net.meta
                 a.update({"net_" + n: np.array(getattr(net.model, n)) for n in _P})
+                if net.one_sided is not None:       # carried from the initial net unchanged
+                    a.update({"os_" + n: net.one_sided[n] for n in _P})
+                    state["os_min_points"] = net.one_sided["min_points"]
                 _save_checkpoint(ck, state, a)
                 _netmod.save(snap, out)
 

@@ -26,7 +26,7 @@ LAYERS = {
                    "metgen"),
     "search": ("_rollout", "rollout", "_workers", "_ray", "levels"),
     "play": ("game", "players", "matfile", "sgf", "savegame", "duel", "lessons"),
-    "analysis": ("_analyze", "analyze", "hint", "traindata", "train", "benchmark"),
+    "analysis": ("_analyze", "analyze", "hint", "traindata", "train", "onesided", "benchmark"),
     "interfaces": ("__main__", "cli", "server"),
 }
 

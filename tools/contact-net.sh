@@ -57,29 +57,34 @@
 #  15. the two crashed nets trained again towards round 14's 2-ply values of
 #      the crashed positions of twelve files (data/training/crashed-4.bgtd,
 #      200,000 crashed positions of round 14's self-play, added)
-#      (docs/training.md#round-15-round-14s-values-of-the-crashed-positions-the-shipped-net).
+#      (docs/training.md#round-15-round-14s-values-of-the-crashed-positions);
+#  16. the one-sided race net (bgfast train one-sided) trained by value
+#      iteration from the 12-point race table on the race sides of every
+#      position file, and given to round 15's net
+#      (docs/training.md#the-one-sided-race-net).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
 # hour and a half more for round 11, about two hours more for round 12,
 # ten minutes more for round 13, about an hour and a half more for round 14
-# (beside other jobs) and about 50 minutes more for round 15.  Each step's
+# (beside other jobs), about 50 minutes more for round 15 and about an hour
+# more for round 16 (6 GB of memory to build the 12-point table).  Each step's
 # output stays in WORK, and a step whose output exists is skipped, so an
 # interrupted run goes on where it stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 15 (the default) use 256.
-# Usage: [ROUNDS=2..15] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 16 (the default) use 256.
+# Usage: [ROUNDS=2..16] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-15}"
+ROUNDS="${ROUNDS:-16}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11|12|13|14|15) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 15" >&2; exit 2 ;;
+    6|7|8|9|10|11|12|13|14|15|16) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 16" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 15 only (ROUNDS=5 to 15)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 16 only (ROUNDS=5 to 16)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -262,6 +267,17 @@ if [ "$ROUNDS" -ge 5 ]; then
             # round 14's values of the crashed positions, crashed-4 (its self-play's) added
             crashed_round 15 crashed-4 crashed-3 selfplay-7 selfplay-6 crashed-1 crashed-2 \
                 selfplay-5 selfplay-4 selfplay-3 training selfplay-1 selfplay-2
+        fi
+        if [ "$ROUNDS" -ge 16 ]; then
+            # the one-sided race net, by value iteration from the 12-point table, on the
+            # race sides of every position file
+            once "$WORK/os12.done" python -m bgfast bearoff build --one-sided 12 \
+                -o "$WORK/os12.bgb" --quiet
+            once "$WORK/round16-h$HIDDEN.done" python -m bgfast train one-sided \
+                data/race/positions.bgtd data/race/race-2.bgtd data/training/*.bgtd \
+                -o "$WORK/round16-h$HIDDEN.npz" --init "$LAST" --table "$WORK/os12.bgb" \
+                --rounds 4 --quiet --resume
+            LAST="$WORK/round16-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else

@@ -173,6 +173,52 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
                        f"{b['equity_mae']:.4f} -> {a['equity_mae']:.4f}")
 
 
+@train.command("one-sided")
+@click.argument("positions", metavar="POSITIONS...", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="The weights file to write (.npz): --init's net with the one-sided race net; "
+                   "its checkpoint is OUT.ckpt.")
+@click.option("--table", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A one-sided table (bgfast bearoff build --one-sided P, P >= --min-points): "
+                   "the values of the positions it holds.")
+@click.option("--init", default="shipped", show_default=True,
+              help="The net that carries the result: shipped or a weights file PATH.")
+@click.option("--min-points", type=click.IntRange(6, 17), default=10, show_default=True,
+              help="The net values the sides with a checker beyond this point (the race table's points).")
+@click.option("--hidden", type=click.IntRange(1, 256), default=128, show_default=True,
+              help="Hidden units.")
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Rounds, each choosing every roll's best result by the net of the round before.")
+@click.option("--iterations", type=click.IntRange(min=1), default=6, show_default=True,
+              help="Iterations of targets and training in each round.")
+@click.option("--epochs", type=click.IntRange(min=1), default=6, show_default=True,
+              help="Passes over the positions in each iteration.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+              help="Seed of the weights and the batches.")
+@click.option("--resume", is_flag=True,
+              help="Continue the run checkpointed in OUT.ckpt (a new run if there is none).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@json_option("Print the report as JSON.")
+def train_one_sided(positions, out, table, init, min_points, hidden, rounds, iterations, epochs,
+                    seed, resume, quiet, as_json):
+    """Train the one-sided race net on the race sides of POSITIONS (position
+    files, ``bgfast data positions``) beyond --min-points, by value iteration
+    from the one-sided --table, and write it with --init's net to OUT."""
+    from ..onesided import OneSidedSettings, train as run
+
+    st = OneSidedSettings(min_points=min_points, hidden=hidden, rounds=rounds,
+                          iterations=iterations, epochs=epochs, seed=seed)
+    r = run(out, positions=list(positions), table=table, init=init, settings=st, resume=resume,
+            progress=not quiet)
+    if as_json:
+        emit_json(r)
+        return
+    last = r["history"][-1]
+    click.echo(f"{out}: {r['sides']} sides, {len(r['history'])} iterations, expected rolls "
+               f"{last['rolls_residual']} from their targets at the last; {r['seconds']} s")
+
+
 @main.command()
 @click.argument("a")
 @click.argument("b")
