@@ -452,31 +452,54 @@ cdef int os_table_side(const uint8_t* row, double* r, double* g, int* total) noe
     return 1
 
 
+cdef inline void _support(const double* d, int* lo, int* hi) noexcept nogil:
+    """The first and last rolls of a dense distribution with a nonzero chance."""
+    cdef int k
+    lo[0] = OS_MAX_WINDOW
+    hi[0] = -1
+    for k in range(OS_MAX_WINDOW):
+        if d[k] != 0.0:
+            if lo[0] == OS_MAX_WINDOW:
+                lo[0] = k
+            hi[0] = k
+
+
+cdef double _before(const double* a, const double* b, int shift) noexcept nogil:
+    """The sum over k of a[k] P(b >= k + shift) for dense distributions of
+    rolls: the chance that the side of a finishes at its k-th roll before
+    the side of b at its (k + shift)-th.  Exactly 1, or 0, when the
+    distributions' supports make it certain, or impossible."""
+    cdef double tail[OS_MAX_WINDOW + 1]
+    cdef double s = 0.0
+    cdef int k, lo_a, hi_a, lo_b, hi_b
+    _support(a, &lo_a, &hi_a)
+    _support(b, &lo_b, &hi_b)
+    if hi_a + shift <= lo_b:
+        return 1.0
+    if hi_b < lo_a + shift:
+        return 0.0
+    tail[OS_MAX_WINDOW] = 0.0
+    for k in range(OS_MAX_WINDOW - 1, -1, -1):
+        tail[k] = tail[k + 1] + b[k]
+    for k in range(OS_MAX_WINDOW - shift):
+        s += a[k] * tail[k + shift]
+    return s
+
+
 cdef void race_convolve(const double* ri, const double* gi, int ti, const double* rj,
                         const double* gj, int tj, double* p) noexcept nogil:
     """The race probabilities of table_probs for the roller i (on roll)
     against j from dense distributions (os_table_side's, OS_MAX_WINDOW
     rolls) and the sides' checkers on the board ti, tj (a side with all 15
     can be gammoned; no backgammons)."""
-    cdef double tail[OS_MAX_WINDOW + 1]
-    cdef int k
     p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
-    # the roller rolls first: it wins if the opponent needs >= k rolls
-    tail[OS_MAX_WINDOW] = 0.0
-    for k in range(OS_MAX_WINDOW - 1, -1, -1):
-        tail[k] = tail[k + 1] + rj[k]
-    for k in range(OS_MAX_WINDOW):
-        p[0] += ri[k] * tail[k]
-    if tj == 15:
-        for k in range(OS_MAX_WINDOW - 1, -1, -1):
-            tail[k] = tail[k + 1] + gj[k]
-        for k in range(OS_MAX_WINDOW):
-            p[1] += ri[k] * tail[k]
-    if ti == 15:
-        for k in range(OS_MAX_WINDOW - 1, -1, -1):
-            tail[k] = tail[k + 1] + gi[k]
-        for k in range(OS_MAX_WINDOW):
-            p[3] += rj[k] * tail[k + 1]
+    # the roller rolls first: it wins if the opponent needs at least as many rolls
+    p[0] = _before(ri, rj, 0)
+    if tj == 15 and p[0] != 0.0:
+        p[1] = _before(ri, gj, 0)
+    # the opponent wins at its k-th roll before the roller's first checker is off
+    if ti == 15 and p[0] != 1.0:
+        p[3] = _before(rj, gi, 1)
     _race_clamp(p)
 
 # registered evaluators (slots NUM_EVALUATORS .. MAX_EVALUATORS - 1)

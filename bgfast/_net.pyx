@@ -636,6 +636,11 @@ cdef inline int _over(const uint8_t* b) noexcept nogil:
 # the one-sided race net
 # ---------------------------------------------------------------------------
 
+#: a one-sided race net's chance of a roll below this is none (float32's
+#: resolution of the whole distribution)
+cdef double OS_NET_FLOOR = 1.0 / (1 << 30)
+
+
 cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g) noexcept nogil:
     """The one-sided race net's distributions of one side (row: slots 0..23):
     its inputs are 4 units a point (count >= 1, >= 2, >= 3, (count - 3) / 2
@@ -684,6 +689,10 @@ cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g)
         d = r if q == 0 else g
         for o in range(OS_NET_BINS):
             d[o] = z[q * OS_NET_BINS + o] / sm
+            # below float32's resolution of the whole: none (so that a race
+            # the rolls decide whatever the dice comes out certain)
+            if d[o] < OS_NET_FLOOR:
+                d[o] = 0.0
 
 
 cdef inline int _os_side(const NetC* net, const uint8_t* row, double* r, double* g,

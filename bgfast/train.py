@@ -538,6 +538,17 @@ def _init_net(st: FitSettings):
     return net
 
 
+def _checkpoint_arrays(net, state: dict) -> dict:
+    """The arrays of ``net`` a checkpoint keeps: its weights, and its
+    one-sided race net, which training carries from the initial net
+    unchanged (its first point goes into ``state``)."""
+    a = {"net_" + n: np.array(getattr(net.model, n)) for n in _P}
+    if net.one_sided is not None:
+        a.update({"os_" + n: net.one_sided[n] for n in _P})
+        state["os_min_points"] = net.one_sided["min_points"]
+    return a
+
+
 def _save_checkpoint(path: Path, state: dict, arrays: dict) -> None:
     with atomic_open(path, "wb") as f:
         np.savez(f, state=np.str_(json.dumps(state, sort_keys=True)), **arrays)
@@ -695,10 +706,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
                 snap = _with_params(net, k, best)
                 snap.meta = {**net.meta, "fit": report()}
                 state["net_meta"] = net.meta
-                a.update({"net_" + n: np.array(getattr(net.model, n)) for n in _P})
-                if net.one_sided is not None:       # carried from the initial net unchanged
-                    a.update({"os_" + n: net.one_sided[n] for n in _P})
-                    state["os_min_points"] = net.one_sided["min_points"]
+                a.update(_checkpoint_arrays(net, state))
                 _save_checkpoint(ck, state, a)
                 _netmod.save(snap, out)
 
@@ -771,7 +779,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     net.meta = {**net.meta, "fit": rep}
     state["seconds"] = rep["seconds"]
     state["net_meta"] = net.meta
-    _save_checkpoint(ck, state, {"net_" + n: np.array(getattr(net.model, n)) for n in _P})
+    _save_checkpoint(ck, state, _checkpoint_arrays(net, state))
     _netmod.save(net, out)
     return rep
 
