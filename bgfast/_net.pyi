@@ -2,6 +2,8 @@
 import numpy as np
 from numpy.typing import NDArray
 
+POINT_UNITS: NDArray[np.float32]
+
 class Model:
     w1: NDArray[np.float32]
     b1: NDArray[np.float32]

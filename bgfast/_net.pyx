@@ -636,6 +636,12 @@ cdef inline int _over(const uint8_t* b) noexcept nogil:
 # the one-sided race net
 # ---------------------------------------------------------------------------
 
+#: The 4 input units of a point holding 0..15 checkers (count >= 1, >= 2,
+#: >= 3, (count - 3) / 2 beyond), as the one-sided race net reads them.
+POINT_UNITS = np.array([(c >= 1, c >= 2, c >= 3, max(c - 3, 0) / 2) for c in range(16)],
+                       dtype=np.float32)
+POINT_UNITS.flags.writeable = False
+
 #: a one-sided race net's chance of a roll below this is none (float32's
 #: resolution of the whole distribution)
 cdef double OS_NET_FLOOR = 1.0 / (1 << 30)
@@ -699,19 +705,18 @@ cdef inline int _os_side(const NetC* net, const uint8_t* row, double* r, double*
                          int* total) noexcept nogil:
     """One side's distributions for os_race_probs: the race table's, or the
     one-sided race net's beyond it; 0 if neither values the side."""
-    cdef int s, hi = -1
+    cdef int s, hi = -1, n = 0
     for s in range(25):
         if row[s]:
             hi = s
+            n += row[s]
     if hi >= OS_NET_FAR:
         return 0
     if os_table_side(row, r, g, total):
         return 1
     if hi < net.os_min:
         return 0
-    total[0] = 0
-    for s in range(24):
-        total[0] += row[s]
+    total[0] = n
     _os_forward(net, row, r, g)
     return 1
 
@@ -745,11 +750,9 @@ cdef inline int _os_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p
     return 1
 
 
-cdef inline void _forward_or_race(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
-    """net_forward, or (net.tables) os_race_probs for a race it values."""
-    if net.tables and net.os_h and not board_contact(b) and os_race_probs(net, b, p):
-        return
-    net_forward(net, b, p)
+cdef inline int _os_race(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
+    """os_race_probs of b when the tables are on and b is a race (1), else 0."""
+    return net.tables and net.os_h and not board_contact(b) and os_race_probs(net, b, p)
 
 
 cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
@@ -758,7 +761,8 @@ cdef void net_onroll(const NetC* net, const uint8_t* b, double* p) noexcept nogi
         return
     if net.tables and table_probs(b, p):
         return
-    _forward_or_race(net, b, p)
+    if not _os_race(net, b, p):
+        net_forward(net, b, p)
 
 
 # ---------------------------------------------------------------------------
@@ -1406,7 +1410,7 @@ cdef void _cached_onroll_batch(EvalCache* k, const NetC* net, const uint8_t* boa
         if table_probs(b, p):
             continue
         # the cache holds the net's values, which do not depend on the tables
-        if net.os_h and not board_contact(b) and os_race_probs(net, b, p):
+        if _os_race(net, b, p):
             continue
         f = first[i]
         k.lookups += 1
@@ -1562,11 +1566,8 @@ cdef class Model:
         if not 6 <= min_points <= OS_NET_FAR:
             raise ValueError(f"the one-sided race net's first point must be 6..{OS_NET_FAR}, "
                              f"not {min_points}")
-        units = np.zeros((16, 4), dtype=np.float32)
-        for c in range(16):
-            units[c] = (c >= 1, c >= 2, c >= 3, max(c - 3, 0) / 2)
         # the rows of (slot, count): the four units' rows weighted by their values
-        T = np.einsum("cu,suh->sch", units, w1[:96].reshape(24, 4, H)).astype(np.float32)
+        T = np.einsum("cu,suh->sch", POINT_UNITS, w1[:96].reshape(24, 4, H)).astype(np.float32)
         T = np.ascontiguousarray(T.reshape(24 * 16, H))
         wx = np.ascontiguousarray(w1[96:])
         cdef float[:, ::1] t = T

@@ -27,13 +27,14 @@ iterations of targets and training follow that policy.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 
 import numpy as np
 
-from . import _bearoff
+from . import _bearoff, _net
 from ._files import atomic_open, check_writable
 from ._progress import Progress
 from .errors import BgfastError
@@ -49,9 +50,7 @@ BINS = 64
 #: (a backgammon is possible there, which the distributions do not count).
 FAR_POINT = 19
 
-_UNITS = np.zeros((16, 4), dtype=np.float32)
-for _c in range(16):
-    _UNITS[_c] = (_c >= 1, _c >= 2, _c >= 3, max(_c - 3, 0) / 2)
+_UNITS = _net.POINT_UNITS         # the four units of a point's count
 _QUARTER = np.repeat(np.arange(4, dtype=np.float32), 6)
 
 
@@ -339,7 +338,7 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
         raise BgfastError("the position files hold no race side beyond the table")
     weights = np.array([w for _, _, w in _bearoff.rolls()], np.float64) / 36.0
     ident = {"settings": st.to_dict(), "sides": int(X.shape[0]),
-             "sides_digest": __import__("hashlib").sha256(X.tobytes()).hexdigest()[:16],
+             "sides_digest": hashlib.sha256(X.tobytes()).hexdigest()[:16],
              "table": {"points": tab.points, "crc": tab.data_crc}}
     W = _Weights(st.hidden, st.seed)
     rng = np.random.default_rng(st.seed + 1)
