@@ -56,6 +56,9 @@ cdef int os_table_points() noexcept nogil
 # and its checkers on the board (total): 1, or 0 if the table does not hold the row
 cdef int os_table_side(const uint8_t* row, double* r, double* g, int* total) noexcept nogil
 # race probabilities for the roller i (on roll) against j by convolution of dense
-# distributions (os_table_side's) and the sides' checkers on the board
-cdef void race_convolve(const double* ri, const double* gi, int ti, const double* rj,
-                        const double* gj, int tj, double* p) noexcept nogil
+# distributions (os_table_side's), the sides' checkers on the board and, for a side
+# with a checker in the other's home board, the distribution of the rolls it needs
+# to bring them all out (ci, cj; NULL for a side with none there)
+cdef void race_convolve(const double* ri, const double* gi, const double* ci, int ti,
+                        const double* rj, const double* gj, const double* cj, int tj,
+                        double* p) noexcept nogil

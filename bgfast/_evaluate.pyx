@@ -371,7 +371,8 @@ cdef inline double _at(const float* v, const int64_t* o, const uint8_t* st, cons
 
 cdef inline void _race_clamp(double* p) noexcept nogil:
     """Race probabilities of float32 rows into [0, 1], a gammon no likelier
-    than the game it is won or lost in (rounding can break the order)."""
+    than the game it is won or lost in and a backgammon no likelier than
+    the gammon (rounding can break the order)."""
     cdef int k
     for k in range(5):
         if p[k] < 0.0:
@@ -382,6 +383,10 @@ cdef inline void _race_clamp(double* p) noexcept nogil:
         p[1] = p[0]
     if p[3] > 1.0 - p[0]:
         p[3] = 1.0 - p[0]
+    if p[2] > p[1]:
+        p[2] = p[1]
+    if p[4] > p[3]:
+        p[4] = p[3]
 
 
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:
@@ -486,20 +491,29 @@ cdef double _before(const double* a, const double* b, int shift) noexcept nogil:
     return s
 
 
-cdef void race_convolve(const double* ri, const double* gi, int ti, const double* rj,
-                        const double* gj, int tj, double* p) noexcept nogil:
+cdef void race_convolve(const double* ri, const double* gi, const double* ci, int ti,
+                        const double* rj, const double* gj, const double* cj, int tj,
+                        double* p) noexcept nogil:
     """The race probabilities of table_probs for the roller i (on roll)
     against j from dense distributions (os_table_side's, OS_MAX_WINDOW
     rolls) and the sides' checkers on the board ti, tj (a side with all 15
-    can be gammoned; no backgammons)."""
+    can be gammoned).  A side with a checker in the other's home board can
+    also be backgammoned: ci (cj) is the distribution of the rolls it needs
+    to bring every checker out of there, which it must do before it can
+    bear off, so that the other side wins a backgammon when it bears off
+    first (NULL: none there)."""
     p[0] = p[1] = p[2] = p[3] = p[4] = 0.0
     # the roller rolls first: it wins if the opponent needs at least as many rolls
     p[0] = _before(ri, rj, 0)
     if tj == 15 and p[0] != 0.0:
         p[1] = _before(ri, gj, 0)
+        if cj != NULL and p[1] != 0.0:
+            p[2] = _before(ri, cj, 0)
     # the opponent wins at its k-th roll before the roller's first checker is off
     if ti == 15 and p[0] != 1.0:
         p[3] = _before(rj, gi, 1)
+        if ci != NULL and p[3] != 0.0:
+            p[4] = _before(rj, ci, 1)
     _race_clamp(p)
 
 # registered evaluators (slots NUM_EVALUATORS .. MAX_EVALUATORS - 1)

@@ -28,9 +28,10 @@ cdef enum:
     NET_PLAN_EDGE2 = -5
     NET_PLAN_EDGE3 = 20
     OS_NET_INPUTS = 100          # the one-sided race net: 24 points x 4 units, then 4 features
-    OS_NET_BINS = 64             # its outputs: two distributions of this many rolls
+    OS_NET_BINS = 64             # its outputs: two or three distributions of this many rolls
     OS_NET_MAX_HIDDEN = 256
-    OS_NET_FAR = 18              # a side with a checker on slot 18 (point 19) or beyond: the race net
+    OS_NET_FAR = 18              # a side with a checker on slot 18 (point 19) or beyond: the race net,
+                                 # unless the one-sided race net has its third distribution (os_w3)
 
 # Two, three, six or seven nets (0 = contact, 1 = race, 2 = crashed, 3..5 = the
 # plan nets, 6 = crashed-other: see net_of) stored with the same number of
@@ -68,7 +69,9 @@ cdef struct NetC:
     uint64_t version             # set by each rebuild of T: no other weights ever had it
     # the one-sided race net (os_h hidden units; 0: none), see os_race_probs: the
     # distributions of one side's rolls to bear off and to take the first
-    # checker off, for a side with a checker beyond slot os_min - 1 (point os_min)
+    # checker off, for a side with a checker beyond slot os_min - 1 (point os_min);
+    # with os_w3, also of the rolls to bring every checker out of the other side's
+    # home board, for a side with a checker there (slots OS_NET_FAR..23)
     int os_h
     int os_min
     float* os_T                  # [24 * 16, os_h]: the first-layer rows of (slot, count)
@@ -76,6 +79,8 @@ cdef struct NetC:
     float* os_b1                 # [os_h]
     float* os_w2                 # [os_h, 2 * OS_NET_BINS]
     float* os_b2                 # [2 * OS_NET_BINS]
+    float* os_w3                 # [os_h, OS_NET_BINS], or NULL: no third distribution
+    float* os_b3                 # [OS_NET_BINS]
 
 # The evaluation cache of a search (see _net.pyx, "the evaluation cache"):
 # the 0-ply best play of (board, roll) and its probabilities, keyed by the
@@ -112,8 +117,9 @@ cdef struct NetCtx:
     # the one-sided distributions of the base's side not moving (os_race_probs), per base
     double osr[OS_NET_BINS]
     double osg[OS_NET_BINS]
+    double osc[OS_NET_BINS]
     int ost                      # its checkers on the board
-    int osv                      # 0: not yet found, 1: in osr/osg, -1: not valued
+    int osv                      # 0: not yet found, 1: in osr/osg, 2: and osc, -1: not valued
 
 cdef int netctx_init(NetCtx* c) noexcept nogil
 cdef void netctx_free(NetCtx* c) noexcept nogil
@@ -133,7 +139,8 @@ cdef void net_forward(const NetC* net, const uint8_t* b, double* p) noexcept nog
 # race probabilities for the player on roll of a race b (not over, no contact) by
 # convolution of each side's one-sided distributions: the race table's for a side
 # it holds, the one-sided race net's for a side beyond it (net.os_h > 0); 1, or 0
-# when neither values a side (or a side has a checker on OS_NET_FAR or beyond)
+# when neither values a side (a checker on the bar, or on OS_NET_FAR or beyond
+# and no third distribution)
 cdef int os_race_probs(const NetC* net, const uint8_t* b, double* p) noexcept nogil
 # the same, with game-over results and (when net.tables) the bear-off tables
 # and the one-sided race net

@@ -647,20 +647,41 @@ POINT_UNITS.flags.writeable = False
 cdef double OS_NET_FLOOR = 1.0 / (1 << 30)
 
 
-cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g) noexcept nogil:
+cdef inline void _os_softmax(float* z, double* d) noexcept nogil:
+    """d: the softmax of OS_NET_BINS sums z (overwritten), a chance below
+    OS_NET_FLOOR set to none."""
+    cdef float m = z[0], sm = 0.0
+    cdef int o
+    for o in range(1, OS_NET_BINS):
+        if z[o] > m:
+            m = z[o]
+    for o in range(OS_NET_BINS):
+        z[o] = bgv_expf(z[o] - m)
+        sm += z[o]
+    for o in range(OS_NET_BINS):
+        d[o] = z[o] / sm
+        # below float32's resolution of the whole: none (so that a race
+        # the rolls decide whatever the dice comes out certain)
+        if d[o] < OS_NET_FLOOR:
+            d[o] = 0.0
+
+
+cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g,
+                      double* cl) noexcept nogil:
     """The one-sided race net's distributions of one side (row: slots 0..23):
     its inputs are 4 units a point (count >= 1, >= 2, >= 3, (count - 3) / 2
     beyond), folded into os_T by (slot, count), then the pips / 100, the
     checkers outside the home board / 15, the crossovers (checkers times
     their quarter of the board) / 30 and the checkers off / 15; tanh hidden
-    units; two softmaxes of OS_NET_BINS rolls.  Sums in a fixed order."""
+    units; softmaxes of OS_NET_BINS rolls: to bear off (r), to take the
+    first checker off (g) and, when cl is not NULL, to bring every checker
+    out of the other side's home board (the third, os_w3).  Sums in a fixed
+    order."""
     cdef float h[OS_NET_MAX_HIDDEN]
     cdef float z[2 * OS_NET_BINS]
     cdef float x[4]
-    cdef float m, sm
     cdef const float* w
-    cdef double* d
-    cdef int H = net.os_h, j, o, s, c, q, n = 0, pips = 0, outside = 0, cross = 0
+    cdef int H = net.os_h, j, s, c, q, n = 0, pips = 0, outside = 0, cross = 0
     memcpy(h, net.os_b1, H * sizeof(float))
     for s in range(24):
         c = row[s]
@@ -683,54 +704,52 @@ cdef void _os_forward(const NetC* net, const uint8_t* row, double* r, double* g)
         for j in range(H):
             h[j] += x[q] * w[j]
     bgv_os_outputs(h, H, net.os_w2, net.os_b2, 2 * OS_NET_BINS, z)
-    for q in range(2):
-        m = z[q * OS_NET_BINS]
-        for o in range(1, OS_NET_BINS):
-            if z[q * OS_NET_BINS + o] > m:
-                m = z[q * OS_NET_BINS + o]
-        sm = 0.0
-        for o in range(OS_NET_BINS):
-            z[q * OS_NET_BINS + o] = bgv_expf(z[q * OS_NET_BINS + o] - m)
-            sm += z[q * OS_NET_BINS + o]
-        d = r if q == 0 else g
-        for o in range(OS_NET_BINS):
-            d[o] = z[q * OS_NET_BINS + o] / sm
-            # below float32's resolution of the whole: none (so that a race
-            # the rolls decide whatever the dice comes out certain)
-            if d[o] < OS_NET_FLOOR:
-                d[o] = 0.0
+    _os_softmax(z, r)
+    _os_softmax(z + OS_NET_BINS, g)
+    if cl != NULL:
+        bgv_os_outputs(h, H, net.os_w3, net.os_b3, OS_NET_BINS, z)
+        _os_softmax(z, cl)
 
 
 cdef inline int _os_side(const NetC* net, const uint8_t* row, double* r, double* g,
-                         int* total) noexcept nogil:
+                         double* cl, int* total) noexcept nogil:
     """One side's distributions for os_race_probs: the race table's, or the
-    one-sided race net's beyond it; 0 if neither values the side."""
+    one-sided race net's beyond it; 0 if neither values the side, 1 if they
+    do and it has no checker in the other side's home board, 2 if it has
+    (cl: the net's third distribution)."""
     cdef int s, hi = -1, n = 0
     for s in range(25):
         if row[s]:
             hi = s
             n += row[s]
-    if hi >= OS_NET_FAR:
+    if hi == 24 or (hi >= OS_NET_FAR and net.os_w3 == NULL):
         return 0
-    if os_table_side(row, r, g, total):
+    if hi < OS_NET_FAR and os_table_side(row, r, g, total):
         return 1
     if hi < net.os_min:
         return 0
     total[0] = n
-    _os_forward(net, row, r, g)
-    return 1
+    _os_forward(net, row, r, g, cl if hi >= OS_NET_FAR else NULL)
+    return 2 if hi >= OS_NET_FAR else 1
 
 
 cdef int os_race_probs(const NetC* net, const uint8_t* b, double* p) noexcept nogil:
     cdef double ri[OS_NET_BINS]
     cdef double gi[OS_NET_BINS]
+    cdef double ci[OS_NET_BINS]
     cdef double rj[OS_NET_BINS]
     cdef double gj[OS_NET_BINS]
-    cdef int ti, tj
-    if (net.os_h == 0 or os_table_points() < net.os_min or not _os_side(net, b + 25, ri, gi, &ti)
-            or not _os_side(net, b, rj, gj, &tj)):
+    cdef double cj[OS_NET_BINS]
+    cdef int ti, tj, vi, vj
+    if net.os_h == 0 or os_table_points() < net.os_min:
         return 0
-    race_convolve(ri, gi, ti, rj, gj, tj, p)
+    vi = _os_side(net, b + 25, ri, gi, ci, &ti)
+    if vi == 0:
+        return 0
+    vj = _os_side(net, b, rj, gj, cj, &tj)
+    if vj == 0:
+        return 0
+    race_convolve(ri, gi, ci if vi == 2 else NULL, ti, rj, gj, cj if vj == 2 else NULL, tj, p)
     return 1
 
 
@@ -739,14 +758,21 @@ cdef inline int _os_play(NetCtx* c, const NetC* net, const uint8_t* r, double* p
     roll in r, which did not move, is valued once per base (c.osv)."""
     cdef double rj[OS_NET_BINS]
     cdef double gj[OS_NET_BINS]
-    cdef int tj
+    cdef double cj[OS_NET_BINS]
+    cdef int tj, vj
     if net.os_h == 0 or os_table_points() < net.os_min:
         return 0
     if c.osv == 0:
-        c.osv = 1 if _os_side(net, r + 25, c.osr, c.osg, &c.ost) else -1
-    if c.osv < 0 or not _os_side(net, r, rj, gj, &tj):
+        c.osv = _os_side(net, r + 25, c.osr, c.osg, c.osc, &c.ost)
+        if c.osv == 0:
+            c.osv = -1
+    if c.osv < 0:
         return 0
-    race_convolve(c.osr, c.osg, c.ost, rj, gj, tj, p)
+    vj = _os_side(net, r, rj, gj, cj, &tj)
+    if vj == 0:
+        return 0
+    race_convolve(c.osr, c.osg, c.osc if c.osv == 2 else NULL, c.ost, rj, gj,
+                  cj if vj == 2 else NULL, tj, p)
     return 1
 
 
@@ -1484,7 +1510,7 @@ cdef class Model:
 
     cdef NetC net
     cdef readonly object w1, b1, w2, b2, T, W2T, WF
-    cdef readonly object one_sided       # (os_T, os_wx, b1, w2, b2, min_points) or None
+    cdef readonly object one_sided       # (os_T, os_wx, b1, w2, b2, w3, b3, min_points) or None
     cdef EvalCache ec
     cdef PyThread_type_lock ec_lock
 
@@ -1532,6 +1558,7 @@ cdef class Model:
         self.net.nf = nin - NET_RAW_INPUTS
         self.net.tables = 0
         self.net.os_h = 0
+        self.net.os_w3 = NULL
         self.net.nets = N
         for k in range(N):
             self.net.w1[k] = &a1[k, 0, 0]
@@ -1545,23 +1572,28 @@ cdef class Model:
 
     def set_one_sided(self, w1, b1, w2, b2, int min_points):
         """Give the net a one-sided race net (None: remove it): ``w1``
-        float32[OS_NET_INPUTS, H], ``b1[H]``, ``w2[H, 2 * OS_NET_BINS]``,
-        ``b2[2 * OS_NET_BINS]``, valuing a side with a checker beyond its point
-        ``min_points`` (see os_race_probs)."""
+        float32[OS_NET_INPUTS, H], ``b1[H]``, ``w2[H, D * OS_NET_BINS]``,
+        ``b2[D * OS_NET_BINS]``, D = 2 or 3 distributions, valuing a side with
+        a checker beyond its point ``min_points`` (see os_race_probs); with
+        the third, also a side with a checker in the other's home board."""
         self.net.os_h = 0
+        self.net.os_w3 = NULL
+        self.net.os_b3 = NULL
         self.one_sided = None
         if w1 is None:
             self.clear_cache()
             return
         w1 = np.ascontiguousarray(w1, dtype=np.float32)
         b1 = np.ascontiguousarray(b1, dtype=np.float32)
-        w2 = np.ascontiguousarray(w2, dtype=np.float32)
-        b2 = np.ascontiguousarray(b2, dtype=np.float32)
+        w2 = np.asarray(w2, dtype=np.float32)
+        b2 = np.asarray(b2, dtype=np.float32)
         if w1.ndim != 2 or w1.shape[0] != OS_NET_INPUTS or not 1 <= w1.shape[1] <= OS_NET_MAX_HIDDEN:
             raise ValueError(f"the one-sided race net's w1 must have shape ({OS_NET_INPUTS}, H), "
                              f"H 1..{OS_NET_MAX_HIDDEN}, not {w1.shape}")
         H = w1.shape[1]
-        if b1.shape != (H,) or w2.shape != (H, 2 * OS_NET_BINS) or b2.shape != (2 * OS_NET_BINS,):
+        D = w2.shape[1] // OS_NET_BINS if w2.ndim == 2 else 0
+        if (D not in (2, 3) or b1.shape != (H,) or w2.shape != (H, D * OS_NET_BINS)
+                or b2.shape != (D * OS_NET_BINS,)):
             raise ValueError("inconsistent one-sided race net shapes")
         if not 6 <= min_points <= OS_NET_FAR:
             raise ValueError(f"the one-sided race net's first point must be 6..{OS_NET_FAR}, "
@@ -1570,17 +1602,28 @@ cdef class Model:
         T = np.einsum("cu,suh->sch", POINT_UNITS, w1[:96].reshape(24, 4, H)).astype(np.float32)
         T = np.ascontiguousarray(T.reshape(24 * 16, H))
         wx = np.ascontiguousarray(w1[96:])
+        w2a = np.ascontiguousarray(w2[:, :2 * OS_NET_BINS])
+        b2a = np.ascontiguousarray(b2[:2 * OS_NET_BINS])
+        w3 = np.ascontiguousarray(w2[:, 2 * OS_NET_BINS:]) if D == 3 else None
+        b3 = np.ascontiguousarray(b2[2 * OS_NET_BINS:]) if D == 3 else None
         cdef float[:, ::1] t = T
         cdef float[:, ::1] x = wx
         cdef float[::1] c1 = b1
-        cdef float[:, ::1] a2 = w2
-        cdef float[::1] c2 = b2
-        self.one_sided = (T, wx, b1, w2, b2, min_points)
+        cdef float[:, ::1] a2 = w2a
+        cdef float[::1] c2 = b2a
+        cdef float[:, ::1] a3
+        cdef float[::1] c3
+        self.one_sided = (T, wx, b1, w2a, b2a, w3, b3, min_points)
         self.net.os_T = &t[0, 0]
         self.net.os_wx = &x[0, 0]
         self.net.os_b1 = &c1[0]
         self.net.os_w2 = &a2[0, 0]
         self.net.os_b2 = &c2[0]
+        if D == 3:
+            a3 = w3
+            c3 = b3
+            self.net.os_w3 = &a3[0, 0]
+            self.net.os_b3 = &c3[0]
         self.net.os_min = min_points
         self.net.os_h = H
         self.clear_cache()

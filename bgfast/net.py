@@ -212,13 +212,17 @@ class Net:
 
     def set_one_sided(self, one_sided: dict | None) -> None:
         """Give the net a one-sided race net (None: remove it), a dict of
-        ``w1`` float32[100, H], ``b1[H]``, ``w2[H, 128]``, ``b2[128]`` and
-        ``min_points``.  With the bear-off tables on, a race in which each
-        side either lies inside the race table or has a checker beyond its
-        point ``min_points`` (and none on its points 19-24) is then valued
-        by convolution, as the race table values the races it holds, with
-        the one-sided net's distributions of the rolls each side beyond the
-        table needs to bear off (docs/training.md#the-one-sided-race-net).
+        ``w1`` float32[100, H], ``b1[H]``, ``w2[H, 64 D]``, ``b2[64 D]`` (D = 2
+        or 3 distributions) and ``min_points``.  With the bear-off tables on,
+        a race in which each side either lies inside the race table or has a
+        checker beyond its point ``min_points`` is then valued by
+        convolution, as the race table values the races it holds, with the
+        one-sided net's distributions of the rolls each side beyond the
+        table needs to bear off and to take its first checker off
+        (docs/training.md#the-one-sided-race-net).  A side with a checker
+        on its points 19-24, in the other side's home board, needs the third
+        distribution, of the rolls it needs to bring them all out, which
+        counts the backgammons; without it the race net values such races.
         Raises :class:`bgfast.errors.BgfastError` for bad shapes."""
         if one_sided is None:
             self.model.set_one_sided(None, None, None, None, 0)

@@ -5,21 +5,25 @@ The race table (:func:`bgfast.bearoff.default_race_table`) values a race in
 which every checker of both sides lies within its points by convolving each
 side's distributions of the rolls it needs to bear off all its checkers and
 to bear off the first.  The one-sided race net gives those two
-distributions for a side with a checker beyond the table (and none on its
-points 19-24), so that the same convolution values the longer races
-(:meth:`bgfast.net.Net.set_one_sided`; the kernel's ``os_race_probs``).
+distributions for a side with a checker beyond the table, so that the same
+convolution values the longer races (:meth:`bgfast.net.Net.set_one_sided`;
+the kernel's ``os_race_probs``).  A third distribution, of the rolls a side
+needs to bring every checker out of the other side's home board (its
+points :data:`FAR_POINT` to 24), counts the backgammons: the other side
+wins one when it bears off before that.
 
 Inputs (:func:`encode`, 100 per side): four units per point (count >= 1,
 >= 2, >= 3, and (count - 3) / 2 beyond), then the pips / 100, the checkers
 outside the home board / 15, the crossovers (each checker times its quarter
 of the board, 0-3) / 30 and the checkers off / 15.  One layer of tanh
-hidden units, then two softmaxes of :data:`BINS` rolls.
+hidden units, then three softmaxes of :data:`BINS` rolls.
 
 Training (:func:`train`) is fitted value iteration on one-sided positions:
 a position's distribution is the average over the 21 rolls of the
 distribution of the roll's best result one roll later, the best being the
 one with the fewest rolls expected (the fewest to the first checker off,
-for that distribution), as the race table is built.  Results inside a
+or out of the other's home board, for those distributions), as the race
+table is built.  Results inside a
 one-sided table are valued by it, the others by the net; the positions the
 table holds keep its values as targets.  Each round chooses every roll's
 best result by the net of the round before (the policy), then several
@@ -39,15 +43,18 @@ from ._files import atomic_open, check_writable
 from ._progress import Progress
 from .errors import BgfastError
 
-__all__ = ["INPUTS", "BINS", "FAR_POINT", "encode", "beyond", "race_sides", "forward",
+__all__ = ["INPUTS", "BINS", "HEADS", "FAR_POINT", "encode", "beyond", "race_sides", "forward",
            "distributions", "OneSidedSettings", "train"]
 
 #: Inputs of one side.
 INPUTS = 100
 #: Rolls of each output distribution: P(exactly n rolls), n = 0 .. BINS - 1.
 BINS = 64
-#: A side with a checker on this point or beyond is left to the race net
-#: (a backgammon is possible there, which the distributions do not count).
+#: The output distributions: the rolls to bear off, to take the first
+#: checker off, and to bring every checker out of the other side's home board.
+HEADS = 3
+#: The first point of the other side's home board: a side with a checker
+#: there can be backgammoned (the third distribution).
 FAR_POINT = 19
 
 _UNITS = _net.POINT_UNITS         # the four units of a point's count
@@ -75,14 +82,39 @@ def encode(counts) -> np.ndarray:
     return out
 
 
-def beyond(counts, min_points: int) -> np.ndarray:
-    """``bool[n]``: the sides the one-sided race net values: a checker beyond
-    point ``min_points`` and none on :data:`FAR_POINT` or beyond."""
+def beyond(counts, min_points: int, heads: int = HEADS) -> np.ndarray:
+    """``bool[n]``: the sides a one-sided race net of ``heads`` distributions
+    values: a checker beyond point ``min_points`` (and with two, none on
+    :data:`FAR_POINT` or beyond)."""
     hi = _highest(np.asarray(counts, dtype=np.uint8))
-    return (hi > min_points) & (hi < FAR_POINT)
+    return (hi > min_points) & ((hi < FAR_POINT) | (heads > 2))
 
 
-def race_sides(paths, min_points: int = 10) -> np.ndarray:
+def far(counts) -> np.ndarray:
+    """``bool[n]``: the sides with a checker on :data:`FAR_POINT` or beyond."""
+    return _highest(np.asarray(counts, dtype=np.uint8)) >= FAR_POINT
+
+
+def _exact_out(counts: np.ndarray, d: np.ndarray) -> None:
+    """With a third distribution in ``d`` (``[n, HEADS BINS]``): a side with
+    no checker in the other's home board needs no rolls to bring them out."""
+    if d.shape[1] > 2 * BINS:
+        home = ~far(counts)
+        d[home, 2 * BINS:] = 0.0
+        d[home, 2 * BINS] = 1.0
+
+
+def _exact_heads(counts: np.ndarray, d: np.ndarray) -> None:
+    """Set the distributions the position decides alone in ``d`` (``[n, D
+    BINS]``): a side with a checker off took its first off (no rolls), and
+    :func:`_exact_out`."""
+    gone = counts.sum(axis=1) < 15
+    d[gone, BINS:2 * BINS] = 0.0
+    d[gone, BINS] = 1.0
+    _exact_out(counts, d)
+
+
+def race_sides(paths, min_points: int = 10, heads: int = HEADS) -> np.ndarray:
     """The distinct sides (``uint8[n, 24]``, sorted) of the race positions of
     position files (``bgfast data positions``) that :func:`beyond` keeps."""
     from .traindata import load_positions
@@ -95,20 +127,21 @@ def race_sides(paths, min_points: int = 10) -> np.ndarray:
     if not sides:
         raise BgfastError("no position files given")
     s = np.unique(np.concatenate(sides), axis=0)
-    return np.ascontiguousarray(s[beyond(s, min_points)])
+    return np.ascontiguousarray(s[beyond(s, min_points, heads)])
 
 
 class _Weights:
-    """The net's weights (w1[INPUTS, H], b1[H], w2[H, 2 BINS], b2[2 BINS]) and their Adam state."""
+    """The net's weights (w1[INPUTS, H], b1[H], w2[H, D BINS], b2[D BINS]),
+    D distributions, and their Adam state."""
 
     NAMES = ("w1", "b1", "w2", "b2")
 
-    def __init__(self, hidden: int, seed: int):
+    def __init__(self, hidden: int, seed: int, heads: int = HEADS):
         rng = np.random.default_rng(seed)
         self.p = {"w1": (rng.standard_normal((INPUTS, hidden)) * 0.1).astype(np.float32),
                   "b1": np.zeros(hidden, np.float32),
-                  "w2": (rng.standard_normal((hidden, 2 * BINS)) * 0.05).astype(np.float32),
-                  "b2": np.zeros(2 * BINS, np.float32)}
+                  "w2": (rng.standard_normal((hidden, heads * BINS)) * 0.05).astype(np.float32),
+                  "b2": np.zeros(heads * BINS, np.float32)}
         self.m = {k: np.zeros_like(v) for k, v in self.p.items()}
         self.v = {k: np.zeros_like(v) for k, v in self.p.items()}
         self.t = 0
@@ -120,9 +153,10 @@ def forward(p: dict, x: np.ndarray):
     return h, h @ p["w2"] + p["b2"]
 
 
-def _softmax2(z: np.ndarray) -> np.ndarray:
+def _softmax(z: np.ndarray) -> np.ndarray:
+    """The softmax of each block of BINS logits."""
     out = np.empty_like(z)
-    for k in (0, 1):
+    for k in range(z.shape[1] // BINS):
         s = z[:, k * BINS:(k + 1) * BINS]
         s = s - s.max(axis=1, keepdims=True)
         np.exp(s, out=s)
@@ -132,13 +166,14 @@ def _softmax2(z: np.ndarray) -> np.ndarray:
 
 
 def distributions(p: dict, counts, chunk: int = 250_000) -> np.ndarray:
-    """``float32[n, 2 BINS]``: the net's distributions of rolls to bear off
-    (the first BINS) and to take the first checker off, of one-sided
-    positions ``uint8[n, 24]``."""
+    """``float32[n, D BINS]``: the net's distributions of rolls to bear off
+    (the first BINS), to take the first checker off and (D = 3) to bring
+    every checker out of the other side's home board, of one-sided positions
+    ``uint8[n, 24]``; D is the net's (2 or :data:`HEADS`)."""
     c = np.asarray(counts, dtype=np.uint8)
-    out = np.empty((c.shape[0], 2 * BINS), np.float32)
+    out = np.empty((c.shape[0], p["b2"].shape[0]), np.float32)
     for a in range(0, c.shape[0], chunk):
-        out[a:a + chunk] = _softmax2(forward(p, encode(c[a:a + chunk]))[1])
+        out[a:a + chunk] = _softmax(forward(p, encode(c[a:a + chunk]))[1])
     return out
 
 
@@ -158,10 +193,11 @@ class _Base:
     def inside(self, c: np.ndarray) -> np.ndarray:
         return _highest(c) <= self.points
 
-    def dense(self, c: np.ndarray, chunk: int = 500_000) -> np.ndarray:
-        """``float32[n, 2 BINS]`` (bear off, first off) of positions inside the table."""
+    def dense(self, c: np.ndarray, heads: int = HEADS, chunk: int = 500_000) -> np.ndarray:
+        """``float32[n, heads BINS]`` (bear off, first off, out of the other's
+        home board) of positions inside the table."""
         rows = self.t.kernel_rows()         # the packed rows, read in place
-        out = np.zeros((c.shape[0], 2 * BINS), np.float32)
+        out = np.zeros((c.shape[0], heads * BINS), np.float32)
         for a in range(0, c.shape[0], chunk):
             cc = c[a:a + chunk]
             idx = _bearoff.ranks(np.ascontiguousarray(cc[:, :self.points]))
@@ -179,52 +215,52 @@ class _Base:
                 block = out[a:a + chunk, k * BINS:(k + 1) * BINS]
                 rr, cc_ = np.nonzero(ok)
                 block[rr, (st[:, None] + q)[rr, cc_]] = v[rr, cc_]
-            gone = cc.sum(axis=1) < 15          # a checker is off: the first is
-            out[a:a + chunk, BINS:][gone] = 0.0
-            out[a:a + chunk, BINS][gone] = 1.0
+            _exact_heads(cc, out[a:a + chunk])
         return out
 
 
 def _values(p: dict, base: _Base, counts: np.ndarray) -> np.ndarray:
-    """``float32[n, 2 BINS]`` of one-sided positions: the table's inside it, else the net's."""
-    out = np.empty((counts.shape[0], 2 * BINS), np.float32)
+    """``float32[n, D BINS]`` of one-sided positions (D: the net's
+    distributions): the table's inside it, else the net's, with what the
+    position decides alone exact."""
+    heads = p["b2"].shape[0] // BINS
+    out = np.empty((counts.shape[0], heads * BINS), np.float32)
     ins = base.inside(counts)
     if ins.any():
-        out[ins] = base.dense(counts[ins])
+        out[ins] = base.dense(counts[ins], heads)
     if (~ins).any():
-        out[~ins] = distributions(p, counts[~ins])
-        gone = counts[~ins].sum(axis=1) < 15
-        if gone.any():
-            sub = out[~ins]
-            sub[gone, BINS:] = 0.0
-            sub[gone, BINS] = 1.0
-            out[~ins] = sub
+        sub = distributions(p, counts[~ins])
+        _exact_heads(counts[~ins], sub)
+        out[~ins] = sub
     return out
 
 
 def _means(p: dict, base: _Base, counts: np.ndarray, chunk: int = 250_000) -> np.ndarray:
-    """``float64[n, 2]``: the expected rolls to bear off and to take the
-    first checker off of one-sided positions (:func:`_values`)."""
+    """``float64[n, D]``: the expected rolls to bear off, to take the first
+    checker off and (D = 3) to bring every checker out of the other side's
+    home board, of one-sided positions (:func:`_values`)."""
     bins = np.arange(BINS, dtype=np.float64)
-    out = np.empty((counts.shape[0], 2))
+    heads = p["b2"].shape[0] // BINS
+    out = np.empty((counts.shape[0], heads))
     for a in range(0, counts.shape[0], chunk):
         d = _values(p, base, counts[a:a + chunk]).astype(np.float64)
-        out[a:a + chunk, 0] = d[:, :BINS] @ bins
-        out[a:a + chunk, 1] = d[:, BINS:] @ bins
+        for k in range(heads):
+            out[a:a + chunk, k] = d[:, k * BINS:(k + 1) * BINS] @ bins
     return out
 
 
 def _policy(p: dict, base: _Base, X: np.ndarray, chunk: int, progress) -> np.ndarray:
-    """``int64[n, 21, 2]``: each roll's best result (a gnubg index on 24
-    points) from each position of X, by expected rolls to bear off and to
-    take the first checker off."""
-    out = np.empty((X.shape[0], 21, 2), np.int64)
+    """``int64[n, 21, D]``: each roll's best result (a gnubg index on 24
+    points) from each position of X, by expected rolls of each of the net's
+    D distributions (:func:`_means`)."""
+    heads = p["b2"].shape[0] // BINS
+    out = np.empty((X.shape[0], 21, heads), np.int64)
     for a in range(0, X.shape[0], chunk):
         off, ranks = _bearoff.successors_batch(X[a:a + chunk])
         uq, inv = np.unique(ranks, return_inverse=True)
         means = _means(p, base, _bearoff.unranks(uq, 24))
         cnt = np.diff(off)
-        for k in (0, 1):
+        for k in range(heads):
             val = means[inv, k]
             segmin = np.minimum.reduceat(val, off[:-1])
             hit = np.flatnonzero(val == np.repeat(segmin, cnt))
@@ -235,15 +271,15 @@ def _policy(p: dict, base: _Base, X: np.ndarray, chunk: int, progress) -> np.nda
 
 
 def _targets(p: dict, base: _Base, policy: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``float32[n, 2 BINS]``: one roll plus the weighted average over the
+    """``float32[n, D BINS]``: one roll plus the weighted average over the
     rolls of the policy's results' distributions."""
-    n = policy.shape[0]
+    n, heads = policy.shape[0], policy.shape[2]
     uq, inv = np.unique(policy, return_inverse=True)
     d = _values(p, base, _bearoff.unranks(uq, 24))
-    inv = inv.reshape(n, 21, 2)
-    out = np.empty((n, 2 * BINS), np.float32)
+    inv = inv.reshape(n, 21, heads)
+    out = np.empty((n, heads * BINS), np.float32)
     w = weights.astype(np.float32)
-    for k in (0, 1):
+    for k in range(heads):
         dk = d[:, k * BINS:(k + 1) * BINS]
         avg = np.einsum("nrb,r->nb", dk[inv[:, :, k]], w)
         out[:, k * BINS:(k + 1) * BINS] = _shift1(avg)
@@ -251,7 +287,7 @@ def _targets(p: dict, base: _Base, policy: np.ndarray, weights: np.ndarray) -> n
 
 
 def _fit(W: _Weights, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, rng, batch: int = 512):
-    """Adam on the cross-entropy of the two distributions; the mean loss of the last epoch."""
+    """Adam on the cross-entropy of the distributions; the mean loss of the last epoch."""
     p, n = W.p, x.shape[0]
     loss = 0.0
     for _ in range(epochs):
@@ -260,7 +296,7 @@ def _fit(W: _Weights, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, rng,
         for a in range(0, n, batch):
             b = perm[a:a + batch]
             h, z = forward(p, x[b])
-            q = _softmax2(z)
+            q = _softmax(z)
             total += float(-(y[b] * np.log(q + 1e-12)).sum())
             dz = (q - y[b]) / np.float32(len(b))
             g = {"w2": h.T @ dz, "b2": dz.sum(axis=0)}
@@ -283,11 +319,13 @@ def _fit(W: _Weights, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, rng,
 class OneSidedSettings:
     """The settings of :func:`train` (see there)."""
 
-    FIELDS = ("min_points", "hidden", "rounds", "iterations", "epochs", "lr", "final_lr", "seed")
+    FIELDS = ("min_points", "hidden", "rounds", "iterations", "epochs", "lr", "final_lr", "seed",
+              "heads", "from_init")
 
     def __init__(self, min_points=10, hidden=128, rounds=3, iterations=6, epochs=6, lr=1e-3,
-                 final_lr=3e-4, seed=0):
+                 final_lr=3e-4, seed=0, heads=HEADS, from_init=False):
         self.min_points, self.hidden, self.rounds = int(min_points), int(hidden), int(rounds)
+        self.heads, self.from_init = int(heads), bool(from_init)
         self.iterations, self.epochs, self.seed = int(iterations), int(epochs), int(seed)
         self.lr, self.final_lr = float(lr), float(final_lr)
         if not 6 <= self.min_points < FAR_POINT - 1:
@@ -296,9 +334,14 @@ class OneSidedSettings:
             raise BgfastError(f"hidden units must be 1..256, not {self.hidden}")
         if min(self.rounds, self.iterations, self.epochs) < 1:
             raise BgfastError("rounds, iterations and epochs must be at least 1")
+        if self.heads not in (2, HEADS):
+            raise BgfastError(f"distributions must be 2 or {HEADS}, not {self.heads}")
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.FIELDS}
+        d = {k: getattr(self, k) for k in self.FIELDS}
+        if self.heads == 2 and not self.from_init:     # as the runs before these settings
+            del d["heads"], d["from_init"]
+        return d
 
 
 def _save_state(path, state: dict, W: _Weights, policy) -> None:
@@ -317,7 +360,9 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
     are trained on; ``table``: a one-sided table (``bgfast bearoff build
     --one-sided P``, P >= ``min_points``) whose values the positions it
     holds take and whose results end the look-ahead; ``init``: the net
-    (``"shipped"`` or a weights file) that carries the result.  A
+    (``"shipped"`` or a weights file) that carries the result, and with
+    ``settings.from_init`` whose one-sided race net the training starts
+    from (its weights, a third distribution's seeded when it has two).  A
     checkpoint (``out + ".ckpt"``) follows each iteration; ``resume``
     continues it.  Returns a report."""
     from . import bearoff
@@ -329,18 +374,32 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
     ck = out + ".ckpt"
     base_net = netmod.default_net() if init == "shipped" else netmod.load(init)
     tab = bearoff.open(table)
-    if tab.kind != "one-sided" or tab.checkers != 15 or tab.points < st.min_points:
-        raise BgfastError(f"{table}: a one-sided 15-checker table of at least {st.min_points} "
-                          f"points is needed, not a {tab.describe()} table")
+    if (tab.kind != "one-sided" or tab.checkers != 15 or tab.points < st.min_points
+            or tab.points >= FAR_POINT):
+        raise BgfastError(f"{table}: a one-sided 15-checker table of {st.min_points} to "
+                          f"{FAR_POINT - 1} points is needed, not a {tab.describe()} table")
+    start = None
+    if st.from_init:
+        start = base_net.one_sided
+        if start is None or start["w1"].shape[1] != st.hidden:
+            raise BgfastError(f"{init}: no one-sided race net of {st.hidden} hidden units "
+                              f"to start from")
     base = _Base(tab)
-    X = race_sides(positions, st.min_points)
+    X = race_sides(positions, st.min_points, st.heads)
     if X.shape[0] == 0:
         raise BgfastError("the position files hold no race side beyond the table")
     weights = np.array([w for _, _, w in _bearoff.rolls()], np.float64) / 36.0
     ident = {"settings": st.to_dict(), "sides": int(X.shape[0]),
              "sides_digest": hashlib.sha256(X.tobytes()).hexdigest()[:16],
              "table": {"points": tab.points, "crc": tab.data_crc}}
-    W = _Weights(st.hidden, st.seed)
+    W = _Weights(st.hidden, st.seed, st.heads)
+    if start is not None:
+        ident["start"] = base_net.checksum()[:16]
+        d = min(start["b2"].shape[0], st.heads * BINS)
+        for k in ("w1", "b1"):
+            W.p[k] = np.array(start[k], np.float32)
+        W.p["w2"][:, :d] = start["w2"][:, :d]
+        W.p["b2"][:d] = start["b2"][:d]
     rng = np.random.default_rng(st.seed + 1)
     policy = None
     state = {**ident, "round": 0, "iteration": 0, "warm": False, "history": [], "seconds": 0.0}
@@ -369,12 +428,27 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
         _save_state(ck, state, W, policy)
 
     if not state["warm"]:
-        # a start: each side's rolls around its pips / 8.17 (a roll's pips, wastage aside)
+        # a start: each side's rolls around its pips / 8.17 (a roll's pips,
+        # wastage aside), to bring the checkers out of the other's home
+        # board around their pips to its edge; a started net keeps its own
         bins = np.arange(BINS, dtype=np.float32)
-        mu = x[:, 96] * np.float32(100 / 8.17) + np.float32(1)
-        g = np.exp(-0.5 * ((bins[None, :] - mu[:, None]) / np.float32(1.3)) ** 2)
-        g /= g.sum(axis=1, keepdims=True)
-        _fit(W, x, np.concatenate([g, g], axis=1).astype(np.float32), 2, st.lr, rng)
+
+        def around(mu):
+            g = np.exp(-0.5 * ((bins[None, :] - mu[:, None]) / np.float32(1.3)) ** 2)
+            return g / g.sum(axis=1, keepdims=True)
+
+        g = around(x[:, 96] * np.float32(100 / 8.17) + np.float32(1))
+        parts = [g, g]
+        if st.heads > 2:
+            out_pips = X[:, FAR_POINT - 1:].astype(np.float32) @ np.arange(1, 26 - FAR_POINT,
+                                                                            dtype=np.float32)
+            parts.append(around(out_pips * np.float32(1 / 8.17) + np.float32(1)))
+        y = np.concatenate(parts, axis=1).astype(np.float32)
+        _exact_out(X, y)
+        if start is not None:
+            near = ~far(X)
+            y[near, :2 * BINS] = _values(W.p, base, X[near])[:, :2 * BINS]
+        _fit(W, x, y, 2, st.lr, rng)
         state["warm"] = True
         checkpoint()
     while state["round"] < st.rounds:
@@ -386,15 +460,21 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
             checkpoint()
         while state["iteration"] < st.iterations:
             y = _targets(W.p, base, policy, weights)
+            _exact_out(X, y)
             if exact is not None:
                 y[inside] = exact
-            now = _softmax2(forward(W.p, x)[1])
+            now = _softmax(forward(W.p, x)[1])
             bins = np.arange(BINS, dtype=np.float32)
             resid = float(np.abs(now[:, :BINS] @ bins - y[:, :BINS] @ bins).mean())
+            fr = far(X)
+            resid_out = (float(np.abs(now[fr, 2 * BINS:] @ bins - y[fr, 2 * BINS:] @ bins).mean())
+                         if fr.any() and st.heads > 2 else 0.0)
             lr = st.final_lr if r == st.rounds - 1 else st.lr
             loss = _fit(W, x, y, st.epochs, lr, rng)
             state["history"].append({"round": r, "iteration": state["iteration"],
                                      "rolls_residual": round(resid, 5), "loss": round(loss, 5)})
+            if st.heads > 2:
+                state["history"][-1]["out_residual"] = round(resid_out, 5)
             state["iteration"] += 1
             checkpoint()
             bar(done0 + X.shape[0] + state["iteration"], total)

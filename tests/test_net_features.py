@@ -32,6 +32,8 @@ ROUND_SIX = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-6.
 #: round 14, the crashed nets before crashed-4 (ROUNDS=14 tools/contact-net.sh)
 ROUND_FOURTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-14.npz")
 ROUND_FIFTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-15.npz")
+#: round 16, the one-sided race net before its third distribution (ROUNDS=16 tools/contact-net.sh)
+ROUND_SIXTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-16.npz")
 #: round 13, a crashed net per side before crashed-3 (ROUNDS=13 tools/contact-net.sh)
 ROUND_THIRTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-13.npz")
 #: round 12, one crashed net (ROUNDS=12 tools/contact-net.sh)
@@ -279,8 +281,10 @@ def test_bad_group_names_are_refused():
 _PINNED_NETS = [
     (None, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # shipped
+    (ROUND_SIXTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
+     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # the same nets
     (ROUND_FIFTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
-     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # its nets, no one-sided net
+     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # the same, no one-sided net
     (ROUND_FOURTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "0f9e2f8e489481976e2d40ce79a446e0823af7bf8c1588357bfb81feaef6a83d"),
     (ROUND_THIRTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),

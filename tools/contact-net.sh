@@ -61,30 +61,35 @@
 #  16. the one-sided race net (bgfast train one-sided) trained by value
 #      iteration from the 12-point race table on the race sides of every
 #      position file, and given to round 15's net
-#      (docs/training.md#the-one-sided-race-net).
+#      (docs/training.md#the-one-sided-race-net);
+#  17. the one-sided race net trained on from round 16's with a third
+#      distribution, the rolls to bring every checker out of the other
+#      side's home board, on those sides and the ones with a checker there
+#      (docs/training.md#backgammons-the-third-distribution).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
 # hour and a half more for round 11, about two hours more for round 12,
 # ten minutes more for round 13, about an hour and a half more for round 14
-# (beside other jobs), about 50 minutes more for round 15 and about an hour
-# more for round 16 (6 GB of memory to build the 12-point table).  Each step's
+# (beside other jobs), about 50 minutes more for round 15, about an hour
+# more for round 16 (6 GB of memory to build the 12-point table) and about
+# 45 minutes more for round 17.  Each step's
 # output stays in WORK, and a step whose output exists is skipped, so an
 # interrupted run goes on where it stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 16 (the default) use 256.
-# Usage: [ROUNDS=2..16] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 17 (the default) use 256.
+# Usage: [ROUNDS=2..17] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-16}"
+ROUNDS="${ROUNDS:-17}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11|12|13|14|15|16) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 16" >&2; exit 2 ;;
+    6|7|8|9|10|11|12|13|14|15|16|17) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 17" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 16 only (ROUNDS=5 to 16)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 17 only (ROUNDS=5 to 17)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -276,8 +281,16 @@ if [ "$ROUNDS" -ge 5 ]; then
             once "$WORK/round16-h$HIDDEN.done" python -m bgfast train one-sided \
                 data/race/positions.bgtd data/race/race-2.bgtd data/training/*.bgtd \
                 -o "$WORK/round16-h$HIDDEN.npz" --init "$LAST" --table "$WORK/os12.bgb" \
-                --rounds 4 --quiet --resume
+                --rounds 4 --distributions 2 --quiet --resume
             LAST="$WORK/round16-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" -ge 17 ]; then
+            # its third distribution (backgammons), from round 16's one-sided race net
+            once "$WORK/round17-h$HIDDEN.done" python -m bgfast train one-sided \
+                data/race/positions.bgtd data/race/race-2.bgtd data/training/*.bgtd \
+                -o "$WORK/round17-h$HIDDEN.npz" --init "$LAST" --from-init \
+                --table "$WORK/os12.bgb" --rounds 3 --quiet --resume
+            LAST="$WORK/round17-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else

@@ -196,19 +196,24 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
               help="Passes over the positions in each iteration.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
               help="Seed of the weights and the batches.")
+@click.option("--distributions", type=click.Choice(["2", "3"]), default="3", show_default=True,
+              help="3: the rolls to bear off, to the first checker off and out of the other's home "
+                   "board (backgammons); 2: the first two, for the sides with no checker there.")
+@click.option("--from-init", is_flag=True,
+              help="Start from --init's one-sided race net instead of seeded weights.")
 @click.option("--resume", is_flag=True,
               help="Continue the run checkpointed in OUT.ckpt (a new run if there is none).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option("Print the report as JSON.")
 def train_one_sided(positions, out, table, init, min_points, hidden, rounds, iterations, epochs,
-                    seed, resume, quiet, as_json):
+                    seed, distributions, from_init, resume, quiet, as_json):
     """Train the one-sided race net on the race sides of POSITIONS (position
     files, ``bgfast data positions``) beyond --min-points, by value iteration
     from the one-sided --table, and write it with --init's net to OUT."""
     from ..onesided import OneSidedSettings, train as run
 
     st = OneSidedSettings(min_points=min_points, hidden=hidden, rounds=rounds,
-                          iterations=iterations, epochs=epochs, seed=seed)
+                          iterations=iterations, epochs=epochs, seed=seed, heads=int(distributions), from_init=from_init)
     r = run(out, positions=list(positions), table=table, init=init, settings=st, resume=resume,
             progress=not quiet)
     if as_json:
