@@ -3,14 +3,17 @@
 For each race position (both sides beyond the 10-point race table, or one
 side), 0-ply rollouts (the net playing and evaluating, quasi-random dice,
 games to the end, one process) with the shipped net, whose one-sided race
-net values the races beyond the table, and with the same net without it
-(the race net values them; ``data/net/round-15.npz``), with and without
+net values the races beyond the table, and with the same nets without it
+(the race net values them; ``data/net/round-15.npz``, or ``--against``
+another file: ``data/net/round-16.npz``, whose one-sided race net leaves
+the races with a checker on the points 19-24 to the race net), with and without
 variance reduction, interleaved and repeated: games per second of CPU
 time (medians), the equity with its standard error, the variance per game
 (games x SE^2) and the speed at equal standard error (games/s over the
 variance), as a ratio of the two.
 
 Run: python bench/race_one_sided.py [--games 2592] [--repeat 3] [--positions ID ...]
+     [--against PATH] (--positions far: FAR_POSITIONS)
 """
 import argparse
 import os
@@ -28,6 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: long races of the full benchmark (the farthest checkers of the side not on roll
 #: and of the side on roll; pips): 11 and 13 (97, 89), 14 and 10 (105, 98), 15 and 6 (67, 37)
 POSITIONS = ("ansrAQDq+kQGAA", "svsiCQBin+sAAA", "/z4BEAC2uw8AAA")
+#: races of the full benchmark with a checker in the other side's home board, the side on
+#: roll saving the gammon (pips 129 against 41, and 90 against 18)
+FAR_POSITIONS = ("u90BAADy3eBAAA", "7QIAANvcDAgCAA")
 
 
 def _one(position, vr, games):
@@ -51,9 +57,13 @@ def main():
     ap.add_argument("--games", type=int, default=2592)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--positions", nargs="*", default=list(POSITIONS))
+    ap.add_argument("--against", default=os.path.join(ROOT, "data", "net", "round-15.npz"),
+                    help="the weights file whose race net values the races (default: round 15's)")
     args = ap.parse_args()
+    if args.positions == ["far"]:
+        args.positions = list(FAR_POSITIONS)
     nets = {"one-sided": os.path.join(ROOT, "bgfast", "data", "net", "bgfast-net.npz"),
-            "race net": os.path.join(ROOT, "data", "net", "round-15.npz")}
+            "race net": args.against}
     print("| position | VR | one-sided g/s | race net g/s | ratio | one-sided equity | race net equity "
           "| var/game one-sided | race net | equal SE |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")

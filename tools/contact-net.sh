@@ -73,7 +73,7 @@
 # ten minutes more for round 13, about an hour and a half more for round 14
 # (beside other jobs), about 50 minutes more for round 15, about an hour
 # more for round 16 (6 GB of memory to build the 12-point table) and about
-# 45 minutes more for round 17.  Each step's
+# 70 minutes more for round 17 (beside other jobs).  Each step's
 # output stays in WORK, and a step whose output exists is skipped, so an
 # interrupted run goes on where it stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
