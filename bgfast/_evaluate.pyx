@@ -379,14 +379,7 @@ cdef inline void _race_clamp(double* p) noexcept nogil:
             p[k] = 0.0
         elif p[k] > 1.0:
             p[k] = 1.0
-    if p[1] > p[0]:
-        p[1] = p[0]
-    if p[3] > 1.0 - p[0]:
-        p[3] = 1.0 - p[0]
-    if p[2] > p[1]:
-        p[2] = p[1]
-    if p[4] > p[3]:
-        p[4] = p[3]
+    order_probs(p)
 
 
 cdef int table_probs(const uint8_t* b, double* p) noexcept nogil:

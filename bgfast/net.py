@@ -106,7 +106,7 @@ GROUPS = {
 }
 _ARRAYS = ("w1", "b1", "w2", "b2")
 #: The arrays of a file's one-sided race net (optional; with ``os_min_points``).
-_OS_ARRAYS = ("os_w1", "os_b1", "os_w2", "os_b2")
+_OS_ARRAYS = tuple("os_" + k for k in _ARRAYS)
 
 
 def group_mask(groups) -> int:
@@ -188,7 +188,7 @@ def checksum(w1, b1, w2, b2, one_sided=None) -> str:
     h = hashlib.sha256()
     arrays = [w1, b1, w2, b2]
     if one_sided is not None:
-        arrays += [one_sided[k] for k in ("w1", "b1", "w2", "b2")]
+        arrays += [one_sided[k] for k in _ARRAYS]
     for a in arrays:
         a = np.ascontiguousarray(a, dtype="<f4")
         h.update(repr(a.shape).encode())
@@ -228,7 +228,7 @@ class Net:
             self.model.set_one_sided(None, None, None, None, 0)
             self.one_sided = None
             return
-        a = {k: np.ascontiguousarray(one_sided[k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
+        a = {k: np.ascontiguousarray(one_sided[k], dtype=np.float32) for k in _ARRAYS}
         points = int(one_sided["min_points"])
         try:
             self.model.set_one_sided(a["w1"], a["b1"], a["w2"], a["b2"], points)
@@ -445,7 +445,7 @@ def save(net: Net, path) -> None:
     a = net.arrays()
     extra = {}
     if net.one_sided is not None:
-        extra = {"os_" + k: net.one_sided[k] for k in ("w1", "b1", "w2", "b2")}
+        extra = {"os_" + k: net.one_sided[k] for k in _ARRAYS}
         extra["os_min_points"] = np.int64(net.one_sided["min_points"])
     with atomic_open(path, "wb") as f:
         np.savez_compressed(f, format_version=np.int64(FORMAT_VERSION), layout=np.str_(net.layout),
@@ -497,7 +497,7 @@ def load(path, *, previous: bool = False) -> Net:
                            f"optionally followed by feature groups "
                            f"({', '.join('+' + g for g in GROUPS)}, in this order)")
     if any(a[k].dtype != np.float32 for k in _ARRAYS) or (
-            one_sided is not None and any(one_sided[k].dtype != np.float32 for k in ("w1", "b1", "w2", "b2"))):
+            one_sided is not None and any(one_sided[k].dtype != np.float32 for k in _ARRAYS)):
         raise NetFileError(f"{name}: the weights must be float32")
     if checksum(**a, one_sided=one_sided) != stored:
         raise NetFileError(f"{name} is corrupt: checksum mismatch")

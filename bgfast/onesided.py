@@ -418,7 +418,9 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
     t0 = time.monotonic() - float(state["seconds"])
     x = encode(X)
     inside = base.inside(X)
-    exact = base.dense(X[inside]) if inside.any() else None
+    exact = base.dense(X[inside], st.heads) if inside.any() else None
+    fr = far(X)
+    bins = np.arange(BINS, dtype=np.float32)
     total = st.rounds * (X.shape[0] + st.iterations)
     bar = Progress(total, unit="step", quiet=not progress)
 
@@ -431,8 +433,6 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
         # a start: each side's rolls around its pips / 8.17 (a roll's pips,
         # wastage aside), to bring the checkers out of the other's home
         # board around their pips to its edge; a started net keeps its own
-        bins = np.arange(BINS, dtype=np.float32)
-
         def around(mu):
             g = np.exp(-0.5 * ((bins[None, :] - mu[:, None]) / np.float32(1.3)) ** 2)
             return g / g.sum(axis=1, keepdims=True)
@@ -446,8 +446,7 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
         y = np.concatenate(parts, axis=1).astype(np.float32)
         _exact_out(X, y)
         if start is not None:
-            near = ~far(X)
-            y[near, :2 * BINS] = _values(W.p, base, X[near])[:, :2 * BINS]
+            y[~fr, :2 * BINS] = _values(W.p, base, X[~fr])[:, :2 * BINS]
         _fit(W, x, y, 2, st.lr, rng)
         state["warm"] = True
         checkpoint()
@@ -464,16 +463,14 @@ def train(out, *, positions, table, init="shipped", settings: OneSidedSettings |
             if exact is not None:
                 y[inside] = exact
             now = _softmax(forward(W.p, x)[1])
-            bins = np.arange(BINS, dtype=np.float32)
             resid = float(np.abs(now[:, :BINS] @ bins - y[:, :BINS] @ bins).mean())
-            fr = far(X)
-            resid_out = (float(np.abs(now[fr, 2 * BINS:] @ bins - y[fr, 2 * BINS:] @ bins).mean())
-                         if fr.any() and st.heads > 2 else 0.0)
             lr = st.final_lr if r == st.rounds - 1 else st.lr
             loss = _fit(W, x, y, st.epochs, lr, rng)
             state["history"].append({"round": r, "iteration": state["iteration"],
                                      "rolls_residual": round(resid, 5), "loss": round(loss, 5)})
             if st.heads > 2:
+                resid_out = (float(np.abs(now[fr, 2 * BINS:] @ bins - y[fr, 2 * BINS:] @ bins).mean())
+                             if fr.any() else 0.0)
                 state["history"][-1]["out_residual"] = round(resid_out, 5)
             state["iteration"] += 1
             checkpoint()

@@ -401,3 +401,15 @@ def test_two_distributions_train_on_the_sides_with_no_checker_in_the_other_home_
     two = onesided.race_sides([few_races], 6, heads=2)
     assert onesided.far(three).any() and not onesided.far(two).any()
     assert len(two) == (~onesided.far(three)).sum()
+
+
+def test_two_distributions_train_with_a_table_that_holds_some_of_the_sides(few_races, tmp_path):
+    """The sides the table holds take its values as targets, in the run's
+    own number of distributions."""
+    bearoff.build_one_sided(7).save(tmp_path / "t7.bgb")
+    st = onesided.OneSidedSettings(min_points=6, hidden=8, rounds=1, iterations=1, epochs=1, heads=2)
+    r = onesided.train(tmp_path / "a.npz", positions=[few_races], table=tmp_path / "t7.bgb",
+                       settings=st, progress=False)
+    assert netmod.load(tmp_path / "a.npz").one_sided["w2"].shape == (8, 2 * BINS)
+    sides = onesided.race_sides([few_races], 6, heads=2)
+    assert r["sides"] == len(sides) and (onesided._highest(sides) == 7).any()

@@ -213,7 +213,8 @@ def train_one_sided(positions, out, table, init, min_points, hidden, rounds, ite
     from ..onesided import OneSidedSettings, train as run
 
     st = OneSidedSettings(min_points=min_points, hidden=hidden, rounds=rounds,
-                          iterations=iterations, epochs=epochs, seed=seed, heads=int(distributions), from_init=from_init)
+                          iterations=iterations, epochs=epochs, seed=seed,
+                          heads=int(distributions), from_init=from_init)
     r = run(out, positions=list(positions), table=table, init=init, settings=st, resume=resume,
             progress=not quiet)
     if as_json:
