@@ -1,6 +1,7 @@
 """bgfast, pubeval, gnubg (gnubg-nn) and bgsage on a benchmark database.
 
     python bench/score_benchmark_peers.py [DIR] [--markdown] [--net LABEL=WEIGHTS ...]
+        [--plies 0,1,2] [--gnubg-plies 0,1,2]
     BGFAST_NET=data/net/td-net.npz python bench/score_benchmark_peers.py DIR --extend
 
 DIR is a directory of ``bgfast benchmark build`` (default: the shipped
@@ -9,7 +10,8 @@ decision against the rollout best, x1000) with its standard error, the share
 of decisions where it picks the rollout's best play and the plays that were
 not rolled out, per set.  bgfast's nets (``--net``, repeatable; default the
 shipped net) at 0, 1 and 2 plies and pubeval choose through
-:func:`bgfast.benchmark.evaluator_choices`; gnubg 0/1-ply (gnubg-nn) and
+:func:`bgfast.benchmark.evaluator_choices`; gnubg (gnubg-nn) at the plies of
+``--gnubg-plies`` (default 0 and 1) and
 bgsage's raw net and 1-ply look-ahead (bgsage) through
 :func:`bgfast.benchmark.choices` with their duel players
 (:func:`bgfast.duel.get_player`) as choosers, each skipped when its package
@@ -42,22 +44,26 @@ def peer_chooser(name: str):
     return lambda board, d1, d2: player.play(board, d1, d2, 0)
 
 
-PEERS = (("gnubg 0-ply (gnubg-nn)", "gnubg", gnubg_available),
-         ("gnubg 1-ply (gnubg-nn)", "gnubg@1", gnubg_available),
-         ("bgsage raw net", "bgsage", bgsage_available),
-         ("bgsage 1-ply look-ahead", "bgsage@1", bgsage_available))
+def peers(gnubg_plies=(0, 1)):
+    """``(name, duel player, available)`` of the peer choosers: gnubg (gnubg-nn)
+    at each of ``gnubg_plies``, bgsage's raw net and its 1-ply look-ahead."""
+    return tuple((f"gnubg {n}-ply (gnubg-nn)", "gnubg" if n == 0 else f"gnubg@{n}",
+                  gnubg_available) for n in gnubg_plies) + (
+        ("bgsage raw net", "bgsage", bgsage_available),
+        ("bgsage 1-ply look-ahead", "bgsage@1", bgsage_available))
 
 
-def choices(db, nets, plies=(0, 1, 2)):
+def choices(db, nets, plies=(0, 1, 2), gnubg_plies=(0, 1)):
     """``(name, chosen keys, seconds)`` for every chooser; ``nets``: ``(label,
-    weights file)`` of bgfast's nets."""
+    weights file)`` of bgfast's nets, at each of ``plies``; gnubg at each of
+    ``gnubg_plies``."""
     out = []
     evaluators = [(f"{label} {n}-ply", NetEvaluator(path), n) for label, path in nets
                   for n in plies] + [("pubeval", "pubeval", 0)]
     for name, ev, n in evaluators:
         t = time.monotonic()
         out.append((name, bm.evaluator_choices(db, ev, n), time.monotonic() - t))
-    for name, player, available in PEERS:
+    for name, player, available in peers(gnubg_plies):
         if not available():
             print(f"{name}: its package is not installed, skipped", file=sys.stderr)
             continue
@@ -82,6 +88,8 @@ def main():
     ap.add_argument("--net", action="append", metavar="LABEL=WEIGHTS", default=[],
                     help="A bgfast net to score (repeatable) [default: bgfast net=the shipped net].")
     ap.add_argument("--plies", default="0,1,2", help="The nets' search depths [default: 0,1,2].")
+    ap.add_argument("--gnubg-plies", default="0,1",
+                    help="gnubg's search depths [default: 0,1; 2 takes about 0.1 s a decision].")
     ap.add_argument("--extend", action="store_true",
                     help="Roll out every chooser's plays that are not rolled out yet, then score.")
     ap.add_argument("-j", "--jobs", type=int, default=None, help="Processes for --extend.")
@@ -91,7 +99,8 @@ def main():
         ap.error("--net takes LABEL=WEIGHTS")
     db = bm.load(args.directory)
     sets = [s for s in bm.SETS if db.class_counts()[s]]
-    picks = choices(db, nets, tuple(int(x) for x in args.plies.split(",")))
+    gnubg_plies = tuple(int(x) for x in args.gnubg_plies.split(","))
+    picks = choices(db, nets, tuple(int(x) for x in args.plies.split(",")), gnubg_plies)
     if args.extend:
         for name, keys, _t in picks:
             r = bm.extend(args.directory, keys, jobs=args.jobs)
@@ -120,7 +129,7 @@ def main():
                               f"best, {sc[x].outside} outside)" for x in sets)
             print(f"{name:<26} {cells}  [{t:.1f} s]")
     for a, b in [(f"{label} {n}-ply", f"gnubg {n}-ply (gnubg-nn)") for label, _p in nets
-                 for n in (0, 1)]:
+                 for n in gnubg_plies]:
         if a in loss and b in loss:
             d = paired(db, loss[a], loss[b], sets)
             print(f"paired, {a} minus {b}: " + ", ".join(
