@@ -1,0 +1,145 @@
+"""How a net's values move from one ply of look-ahead to the next, beside gnubg's.
+
+    python bench/ply_consistency.py [--n 600] [--seed 3] [--calibrate OUT.npz [--positions 150000]]
+
+Two measurements on the full benchmark (``data/benchmark-full``), per set
+(contact, crashed, race), for ``$BGFAST_NET``'s net (default the shipped
+one) and gnubg's (gnubg-nn, when installed):
+
+* **1-ply minus 0-ply**: on ``--n`` of the decisions' positions (seeded
+  sample, the player on roll), the mean and root mean square of the
+  difference between the 1-ply and the 0-ply cubeless equity.  A net whose
+  0-ply value of the side on roll is too low by b has a 1-ply value too
+  high by about b (its leaves have the other side on roll): the mean shows
+  twice the bias, and a variance-reduced rollout subtracts luck against
+  values that swing so from ply to ply.
+* **Against the rollouts**: on ``--n`` decisions, the position after the
+  first candidate play (the other side on roll) valued at 0, 1 and 2 plies
+  (gnubg at 0 and 1), minus the reference rollout's equity, for the mover:
+  the mean (bias) and the root mean square.
+
+``--calibrate OUT`` also writes the net with each of its contact and
+crashed nets' output biases shifted (in logit space, five numbers a net) so
+that its mean 0-ply probabilities equal the mean of its 0-ply and 1-ply
+probabilities on ``--positions`` contact and crashed positions of
+``data/training/selfplay-7``, ``crashed-4`` and ``selfplay-6`` (seeded
+sample): the experiment of docs/training.md#the-side-on-roll-at-odd-and-even-plies.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+from bgfast import _net, benchmark as bm, net as netmod, traindata  # noqa: E402
+from bgfast.evaluate import equity, evaluate_ply, install_bearoff_tables  # noqa: E402
+from bgfast.position import unpack  # noqa: E402
+
+
+def _eq(p) -> np.ndarray:
+    return np.asarray(equity(np.asarray(p, dtype=np.float64)))
+
+
+def _gnubg():
+    try:
+        import gnubg_nn
+    except ImportError:
+        print("gnubg-nn is not installed: bgfast alone", file=sys.stderr)
+        return None
+    return lambda boards, plies: _eq([gnubg_nn.probabilities(b.tolist(), plies) for b in boards])
+
+
+def _stats(d) -> str:
+    return f"{np.mean(d):+.4f} / {np.sqrt(np.mean(np.square(d))):.4f}"
+
+
+def consistency(db, n: int, seed: int, gnubg) -> None:
+    """The 1-ply minus 0-ply table (mean / rms of the equity)."""
+    rng = np.random.default_rng(seed)
+    print("| set | bgfast 1-ply - 0-ply | gnubg 1-ply - 0-ply |")
+    print("|---|---:|---:|")
+    for k, name in enumerate(bm.SETS):
+        idx = rng.choice(np.flatnonzero(db.classes == k), n, replace=False)
+        b = db.boards[idx]
+        ours = _stats(_eq(evaluate_ply(b, 1)) - _eq(evaluate_ply(b, 0)))
+        theirs = _stats(gnubg(b, 1) - gnubg(b, 0)) if gnubg else "n/a"
+        print(f"| {name} | {ours} | {theirs} |", flush=True)
+
+
+def against_rollouts(db, n: int, seed: int, gnubg) -> None:
+    """The positions after the first candidate, each engine's value minus the rollout's."""
+    rng = np.random.default_rng(seed + 1)
+    cols = ["bgfast 0-ply", "bgfast 1-ply", "bgfast 2-ply"]
+    if gnubg:
+        cols += ["gnubg 0-ply", "gnubg 1-ply"]
+    print("| set | rollout SE (median) | " + " | ".join(cols) + " |")
+    print("|---|---:|" + "---:|" * len(cols))
+    for k, name in enumerate(bm.SETS):
+        idx = rng.choice(np.flatnonzero(db.classes == k), n, replace=False)
+        b = unpack(db.cand[idx, 0])
+        ref = db.equity[idx, 0]
+        vals = [-_eq(evaluate_ply(b, p)) for p in (0, 1, 2)]
+        if gnubg:
+            vals += [-gnubg(b, p) for p in (0, 1)]
+        print(f"| {name} | {np.median(db.stderr[idx, 0]):.4f} | "
+              + " | ".join(_stats(v - ref) for v in vals) + " |", flush=True)
+
+
+def calibrate(out: str, positions: int, seed: int) -> None:
+    """Write the net with its contact and crashed nets' output biases shifted (see the module)."""
+    net = netmod.default_net()
+    a = net.arrays()
+    boards = []
+    for f in ("selfplay-7", "crashed-4", "selfplay-6"):
+        ps = traindata.load_positions(os.path.join(ROOT, "data", "training", f"{f}.bgtd"))
+        keep = np.isin(ps.classes, [traindata.CLASSES.index(c) for c in ("contact", "crashed")])
+        boards.append(ps.boards[keep])
+    b = np.concatenate(boards)
+    b = np.ascontiguousarray(b[np.random.default_rng(seed).permutation(len(b))[:positions]])
+    which = _net.nets_of(b, a["b2"].shape[0])
+    p0, p1 = evaluate_ply(b, 0), evaluate_ply(b, 1)
+    target = (p0 + p1) / 2
+    q = np.clip(p0, 1e-7, 1 - 1e-7)
+    z = np.log(q / (1 - q))
+    b2 = a["b2"].astype(np.float64)
+    for k in np.unique(which):
+        m = which == k
+        shift = np.zeros(5)
+        for _ in range(20):                      # Newton steps on the mean of each output
+            s = 1 / (1 + np.exp(-(z[m] + shift)))
+            slope = np.maximum((s * (1 - s)).mean(axis=0), 1e-6)
+            shift += (target[m].mean(axis=0) - s.mean(axis=0)) / slope
+        print(f"net {k}: {int(m.sum())} positions, 1-ply - 0-ply "
+              f"{np.mean(_eq(p1[m]) - _eq(p0[m])):+.4f}, shift {np.round(shift, 4).tolist()}")
+        b2[k] += shift
+    meta = dict(net.meta, calibrated={"positions": int(len(b)), "seed": seed})
+    new = netmod.Net(_net.Model(a["w1"], a["b1"], a["w2"], b2.astype(np.float32), net.groups),
+                     meta, net.one_sided)
+    netmod.save(new, out)
+    print(f"wrote {out} (checksum {new.checksum()[:16]})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=600, help="Decisions a set [default: 600].")
+    ap.add_argument("--seed", type=int, default=3, help="Seed of the samples [default: 3].")
+    ap.add_argument("--calibrate", metavar="OUT", help="Also write the calibrated net to OUT.")
+    ap.add_argument("--positions", type=int, default=150_000,
+                    help="Positions the calibration fits [default: 150000].")
+    args = ap.parse_args()
+    install_bearoff_tables()
+    db = bm.load(os.path.join(ROOT, "data", "benchmark-full"))
+    gnubg = _gnubg()
+    consistency(db, args.n, args.seed, gnubg)
+    against_rollouts(db, args.n, args.seed, gnubg)
+    if args.calibrate:
+        calibrate(args.calibrate, args.positions, args.seed)
+
+
+if __name__ == "__main__":
+    main()
