@@ -97,8 +97,7 @@ def calibrate(out: str, positions: int, seed: int) -> None:
     boards = []
     for f in ("selfplay-7", "crashed-4", "selfplay-6"):
         ps = traindata.load_positions(os.path.join(ROOT, "data", "training", f"{f}.bgtd"))
-        keep = np.isin(ps.classes, [traindata.CLASSES.index(c) for c in ("contact", "crashed")])
-        boards.append(ps.boards[keep])
+        boards.append(traindata.select_classes(ps, ("contact", "crashed")).boards)
     b = np.concatenate(boards)
     b = np.ascontiguousarray(b[np.random.default_rng(seed).permutation(len(b))[:positions]])
     which = _net.nets_of(b, a["b2"].shape[0])

@@ -47,8 +47,8 @@ def peer_chooser(name: str):
 def peers(gnubg_plies=(0, 1)):
     """``(name, duel player, available)`` of the peer choosers: gnubg (gnubg-nn)
     at each of ``gnubg_plies``, bgsage's raw net and its 1-ply look-ahead."""
-    return tuple((f"gnubg {n}-ply (gnubg-nn)", "gnubg" if n == 0 else f"gnubg@{n}",
-                  gnubg_available) for n in gnubg_plies) + (
+    return tuple((f"gnubg {n}-ply (gnubg-nn)", f"gnubg@{n}", gnubg_available)
+                 for n in gnubg_plies) + (
         ("bgsage raw net", "bgsage", bgsage_available),
         ("bgsage 1-ply look-ahead", "bgsage@1", bgsage_available))
 
