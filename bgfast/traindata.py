@@ -80,7 +80,7 @@ from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
 __all__ = ["CLASSES", "CONTACT", "CRASHED", "RACE", "CRASHED_IN_PLAY", "DEFAULT_PLAYERS",
            "LABEL_SETTINGS", "LABEL_NAMES", "FORMAT_VERSION", "SUFFIX", "PositionSet", "LabelSet", "KeyedRows",
            "checkers_in_play", "classify", "exact_covered", "derive_seed", "position_seed",
-           "sample_positions", "select_classes", "save_positions", "load_positions", "load_keys", "label", "label_values", "load_labels", "concat_labels",
+           "sample_positions", "select_classes", "save_positions", "load_positions", "load_keys", "label", "label_values", "value_depths", "load_labels", "concat_labels",
            "label_files", "label_fields", "settings_of_fields", "race_table_fields", "run_shards", "load_shards", "prepare_directory"]
 
 FORMAT_VERSION = 1
@@ -731,30 +731,45 @@ def race_table_fields(path) -> dict:
 
 
 def _value_block(block, args) -> tuple:
-    """The net's ``plies``-ply values of positions ``start ..`` of a block,
-    as label rows ``(mean, stderr, games, plies)`` (no sampling: zero
-    standard errors, no games); ``args``: ``(plies, race table path or
-    None)``.  Races inside the race table that are not bear-offs of both
-    sides get the table's probabilities instead."""
+    """The net's values of positions ``start ..`` of a block, as label rows
+    ``(mean, stderr, games, plies)`` (no sampling: zero standard errors, no
+    games); ``args``: ``(depths, race table path or None)``, the value being
+    the mean of the probabilities at each look-ahead of ``depths``.  Races
+    inside the race table that are not bear-offs of both sides get the
+    table's probabilities instead."""
     from .evaluate import equity
     from .net import default_net
 
-    plies, table = args
+    depths, table = args
     _start, keys = block
     boards = np.ascontiguousarray(unpack(keys))
+
+    def net_values(b):
+        return sum(default_net().evaluate_plies(b, d) for d in depths) / len(depths)
+
     if table is None:
-        p = default_net().evaluate_plies(boards, plies)
+        p = net_values(boards)
     else:
         r = _race_table(table).probe_batch(boards)
         inside = r["inside"] & (classify_boards(boards) != PositionClass.BEAROFF)
         p = r["probs"]
-        p[~inside] = default_net().evaluate_plies(np.ascontiguousarray(boards[~inside]), plies)
+        p[~inside] = net_values(np.ascontiguousarray(boards[~inside]))
     n = p.shape[0]
     return (np.concatenate([p, equity(p)[:, None]], axis=1), np.zeros((n, 6)),
             np.zeros(n, dtype=np.int32), np.zeros(n))
 
 
-def label_values(positions, plies: int = 1, out="values", *, race_table=None,
+def value_depths(plies) -> tuple:
+    """The look-ahead depths of :func:`label_values` as a sorted tuple: one
+    depth (an int) or several distinct ones, each 1, 2 or 3."""
+    depths = (plies,) if isinstance(plies, (int, np.integer)) else tuple(plies)
+    if (not depths or len(set(depths)) != len(depths)
+            or not all(isinstance(d, (int, np.integer)) and 1 <= d <= 3 for d in depths)):
+        raise BgfastError(f"plies must be 1, 2 or 3, or distinct ones of them, not {plies!r}")
+    return tuple(sorted(int(d) for d in depths))
+
+
+def label_values(positions, plies=1, out="values", *, race_table=None,
                  resume: bool = False, jobs: int | None = None, limit: int | None = None,
                  shard_size: int = 4096, block_size: int = 256, checkpoint_seconds: float = 60.0,
                  progress: Callable | None = None) -> dict:
@@ -767,20 +782,26 @@ def label_values(positions, plies: int = 1, out="values", *, race_table=None,
     recorded by its checksum.  The files, shards, resume and summary are
     those of :func:`label`; the standard errors, games and plies are zero.
 
+    ``plies``: one look-ahead (1, 2 or 3), or several, such as ``(1, 2)``,
+    whose probabilities are averaged.  A net's values at odd and at even
+    look-aheads lean opposite ways when it misjudges the side on roll (the
+    leaves of an odd look-ahead have the other side on roll), so targets
+    that average an odd and an even one do not keep that lean
+    (docs/training.md, "The side on roll at odd and even plies").
+
     ``race_table``: the path of a one-sided 15-checker table (``bgfast
     bearoff build --one-sided P``, or gnubg's).  The races it holds (every
     checker of both sides within its ``P`` points, not every one home) are
     valued by its convolution (:meth:`bgfast.bearoff.OneSidedTable.probe_batch`)
     instead of the net: targets that a race net learns the end of the race
     from.  The table's size and checksum are recorded with the values."""
-    if not isinstance(plies, (int, np.integer)) or not 1 <= plies <= 3:
-        raise BgfastError("plies must be 1, 2 or 3")
-    fields = {"values": "net", "plies": int(plies)}
+    depths = value_depths(plies)
+    fields = {"values": "net", "plies": depths[0] if len(depths) == 1 else list(depths)}
     if race_table is not None:
         race_table = os.path.abspath(os.fspath(race_table))
         fields["race_table"] = race_table_fields(race_table)
     return _label_run(positions, fields, _value_block,
-                      (int(plies), race_table), out, resume=resume, jobs=jobs, limit=limit,
+                      (depths, race_table), out, resume=resume, jobs=jobs, limit=limit,
                       shard_size=shard_size, block_size=block_size,
                       checkpoint_seconds=checkpoint_seconds, progress=progress)
 

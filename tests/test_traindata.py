@@ -218,10 +218,35 @@ def test_values_are_the_nets_lookahead_and_resume(sample, positions_file, tmp_pa
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["positions"] == 30
     assert td.load_labels(tmp_path / "C").probs.tobytes() == want[:30].tobytes()
-    r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", 4)
-    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    for bad in (4, "0,1", "1,1", "1,x", ","):
+        r = run("data", "values", positions_file, "-o", tmp_path / "C", "--plies", bad)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, bad
+        assert "is not a look-ahead" in r.stderr
     r = run("data", "values", positions_file, "-o", tmp_path / "C")
     assert r.exit_code == 2 and "already holds" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_values_at_two_depths_are_the_mean_of_their_probabilities(sample, positions_file,
+                                                                  tmp_path, run):
+    from bgfast import net as netmod
+
+    boards = sample.boards[:24]
+    one, two = (netmod.default_net().evaluate_plies(boards, d) for d in (1, 2))
+    r = run("data", "values", positions_file, "-o", tmp_path / "M", "--plies", "2,1", "-j", 1,
+            "--limit", 24, "--json")
+    assert r.exit_code == 0, r.output
+    lab = td.load_labels(tmp_path / "M")
+    assert lab.probs.tobytes() == ((one + two) / 2).tobytes()
+    assert lab.meta["settings"] == {"values": "net", "plies": [1, 2]}
+    # the depths are part of what the values are: checked on resume
+    with pytest.raises(DatabaseError, match="settings"):
+        td.label_values(sample, 2, tmp_path / "M", resume=True)
+    assert td.label_values(sample, [2, 1], tmp_path / "M", resume=True, limit=24,
+                           jobs=1)["labelled"] == 0
+    assert td.value_depths(2) == (2,) and td.value_depths((3, 1)) == (1, 3)
+    for bad in (0, (), (1, 1), (1, 4), (1.0, 2), "12"):
+        with pytest.raises(BgfastError, match="plies must be 1, 2 or 3"):
+            td.value_depths(bad)
 
 
 @pytest.fixture(scope="module")

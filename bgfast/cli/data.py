@@ -24,6 +24,25 @@ def _class_option(help_text: str):
                         help=help_text)
 
 
+class _Depths(click.ParamType):
+    """The look-ahead of ``bgfast data values``: one depth (``2``) or several,
+    comma-separated (``1,2``), whose values are averaged."""
+
+    name = "plies"
+
+    def convert(self, value, param, ctx):
+        from ..errors import BgfastError
+        from ..traindata import value_depths
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return value_depths(tuple(int(p) for p in str(value).split(",")))
+        except (ValueError, BgfastError):
+            self.fail(f"{value!r} is not a look-ahead: 1, 2 or 3, or several of them "
+                      "separated by commas (1,2)", param, ctx)
+
+
 @main.group()
 def data():
     """Training data: positions from self-play, labelled by rollouts."""
@@ -148,8 +167,9 @@ def _fill_labels(positions_file, output, limit, classes, as_json, done: str, wor
 @click.argument("positions_file", metavar="POSITIONS", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               help="The labels directory (shard-NNNNNN.bgtd files).")
-@click.option("--plies", type=click.IntRange(1, 3), default=1, show_default=True,
-              help="Look-ahead of the values.")
+@click.option("--plies", type=_Depths(), default="1", show_default=True,
+              help="Look-ahead of the values: 1, 2 or 3, or several separated by commas "
+                   "(1,2: the mean of the 1-ply and 2-ply probabilities).")
 @click.option("--race-table", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A one-sided 15-checker table (bgfast bearoff build --one-sided P, or "
                    "gnubg's): the races inside it that are not bear-offs get its values.")
@@ -166,7 +186,7 @@ def values(positions_file, output, plies, race_table, classes, resume, limit, jo
     supervised' that teach the net to agree with its own look-ahead."""
     from ..traindata import label_values
 
-    _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {plies} ply",
+    _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {'+'.join(map(str, plies))} ply",
                  lambda ps, bar: label_values(ps, plies, output, race_table=race_table,
                                               resume=resume, jobs=jobs,
                                               limit=limit, shard_size=shard_size,
