@@ -21,6 +21,9 @@ Agreement is on the proper action (gnubg's text read as bgfast's action,
 "redouble" as "double"); a decision is *non-trivial* when gnubg's own
 equities put the double within ``--margin`` (default 0.1) of no double
 (``|min(DT, DP) - ND|``) or the take within it of the pass (``|DT - DP|``).
+The equities are compared by the mean absolute difference of bgfast's
+no-double (dND) and double/take (dDT) equities from gnubg's, and the mean
+signed dND: above zero when bgfast values the side on roll higher.
 
 Usage::
 
@@ -176,12 +179,13 @@ def run(groups, plies_list, gnubg: str, margin: float, timeout: float):
                     nd = list(np.asarray(dec.no_double)[ok])
                     dt = list(np.asarray(dec.double_take)[ok])
                 r = acc.setdefault((name, plies, way), {"same": [], "close": [], "dnd": [],
-                                                         "ddt": [], "differ": []})
+                                                         "snd": [], "ddt": [], "differ": []})
                 for i, a, x, y in zip(ok, act, nd, dt):
                     same = a == normalize_action(g[i].action)
                     r["same"].append(same)
                     r["close"].append(nontrivial(g[i], margin))
                     r["dnd"].append(abs(x - g[i].no_double))
+                    r["snd"].append(x - g[i].no_double)
                     r["ddt"].append(abs(y - g[i].double_take))
                     if not same:
                         r["differ"].append((Position(boards[i]).position_id(), ctx.describe(),
@@ -192,7 +196,8 @@ def run(groups, plies_list, gnubg: str, margin: float, timeout: float):
         rows.append({"context": name, "plies": plies, "way": way, "n": len(same),
                      "agree": same.mean(), "nontrivial": int(close.sum()),
                      "agree_nontrivial": same[close].mean() if close.any() else float("nan"),
-                     "mean_dnd": float(np.mean(r["dnd"])), "mean_ddt": float(np.mean(r["ddt"])),
+                     "mean_dnd": float(np.mean(r["dnd"])), "bias_dnd": float(np.mean(r["snd"])),
+                     "mean_ddt": float(np.mean(r["ddt"])),
                      "differ": r["differ"]})
     return rows, timing
 
@@ -223,12 +228,12 @@ def main(argv=None) -> int:
     rows, timing = run(groups, args.plies, args.gnubg, args.margin, args.timeout)
     print(f"non-trivial: gnubg's margin <= {args.margin}")
     print("| context | plies | bgfast | n | action agrees | non-trivial | agrees there "
-          "| mean abs dND | mean abs dDT |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| mean abs dND | mean dND | mean abs dDT |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['context']} | {r['plies']} | {r['way']} | {r['n']} | {100 * r['agree']:.1f}% "
               f"| {r['nontrivial']} | {100 * r['agree_nontrivial']:.1f}% | {r['mean_dnd']:.4f} "
-              f"| {r['mean_ddt']:.4f} |")
+              f"| {r['bias_dnd']:+.4f} | {r['mean_ddt']:.4f} |")
         for pid, where, ga, ba in r["differ"][: args.show]:
             print(f"    {pid} {where}: gnubg {ga!r}, bgfast {ba}")
     for (who, name, plies), t in sorted(timing.items()):

@@ -1,6 +1,7 @@
 """How a net's values move from one ply of look-ahead to the next, beside gnubg's.
 
     python bench/ply_consistency.py [--n 600] [--seed 3] [--calibrate OUT.npz [--positions 150000]]
+    python bench/ply_consistency.py --choose 0,0.25,0.5,0.75,1 [--sets contact,crashed]
 
 Two measurements on the full benchmark (``data/benchmark-full``), per set
 (contact, crashed, race), for ``$BGFAST_NET``'s net (default the shipped
@@ -24,6 +25,13 @@ that its mean 0-ply probabilities equal the mean of its 0-ply and 1-ply
 probabilities on ``--positions`` contact and crashed positions of
 ``data/training/selfplay-7``, ``crashed-4`` and ``selfplay-6`` (seeded
 sample): the experiment of docs/training.md#the-side-on-roll-at-odd-and-even-plies.
+
+``--choose W,...`` scores instead, on every decision of ``--sets``, the
+choosers that rank the plays the 2-ply search keeps (its 0-ply filter) by
+``W`` times their 1-ply equity plus ``1 - W`` times their 2-ply equity
+(``W = 0`` is the Expert level's choice): the error per decision, and each
+paired with ``W = 0``.  Whether a mix of an odd and an even look-ahead,
+whose leans for and against the side on roll cancel, ranks plays better.
 """
 from __future__ import annotations
 
@@ -37,8 +45,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 from bgfast import _net, benchmark as bm, net as netmod, traindata  # noqa: E402
-from bgfast.evaluate import equity, evaluate_ply, install_bearoff_tables  # noqa: E402
-from bgfast.position import unpack  # noqa: E402
+from bgfast.evaluate import equity, evaluate_ply, install_bearoff_tables, rank_plays_batch  # noqa: E402
+from bgfast.position import pack, unpack  # noqa: E402
 
 
 def _eq(p) -> np.ndarray:
@@ -123,6 +131,39 @@ def calibrate(out: str, positions: int, seed: int) -> None:
     print(f"wrote {out} (checksum {new.checksum()[:16]})")
 
 
+def mixed_choice(db, weights, sets, batch: int = 64) -> None:
+    """Score the choosers ranking the 2-ply search's plays by ``w`` 1-ply + ``(1 - w)`` 2-ply."""
+    db = bm._of_sets(db, sets)
+    n = len(db)
+    chosen = np.zeros((len(weights), n, 10), dtype=np.uint8)
+    for a in range(0, n, batch):
+        b = min(a + batch, n)
+        boards, dice = db.boards[a:b], db.dice[a:b].astype(np.int64)
+        r1, r2 = (rank_plays_batch(boards, dice, plies=p) for p in (1, 2))
+        for k in range(b - a):
+            lo, hi = r2.offsets[k], r2.offsets[k + 1]
+            deep = np.flatnonzero(r2.depth[lo:hi] > 0) + lo
+            assert (r1.depth[deep] > 0).all() and (r1.depth[lo:hi] > 0).sum() == len(deep)
+            for j, w in enumerate(weights):
+                i = (deep[int(np.argmax(w * r1.equity[deep] + (1 - w) * r2.equity[deep]))]
+                     if len(deep) else r2.order[lo])
+                chosen[j, a + k] = pack(r2.results[i:i + 1])[0]
+        print(f"{b} / {n} decisions", file=sys.stderr, flush=True)
+    loss = [bm.losses(db, c) for c in chosen]
+    print("| weight of the 1-ply equity | " + " | ".join(sets) + " | "
+          + " | ".join(f"{s}, paired with 0" for s in sets) + " |")
+    print("|---:|" + "---:|" * (2 * len(sets)))
+    for j, w in enumerate(weights):
+        score = bm.summarize(db, *loss[j], sets)
+        paired = []
+        for name in sets:
+            rows = db.classes == bm.SETS.index(name)
+            d = 1000 * (loss[j][0][rows] - loss[0][0][rows])
+            paired.append(f"{d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(len(d)):.2f}")
+        print(f"| {w:g} | " + " | ".join(f"{score[s].error:.2f} ± {score[s].se:.2f}" for s in sets)
+              + " | " + " | ".join(paired) + " |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=600, help="Decisions a set [default: 600].")
@@ -130,9 +171,20 @@ def main() -> None:
     ap.add_argument("--calibrate", metavar="OUT", help="Also write the calibrated net to OUT.")
     ap.add_argument("--positions", type=int, default=150_000,
                     help="Positions the calibration fits [default: 150000].")
+    ap.add_argument("--choose", metavar="W,...",
+                    help="Score the choosers mixing 1-ply and 2-ply equities with these weights "
+                         "of the 1-ply one (the first is the baseline of the paired columns).")
+    ap.add_argument("--sets", default="contact,crashed",
+                    help="The sets --choose scores [default: contact,crashed].")
     args = ap.parse_args()
     install_bearoff_tables()
     db = bm.load(os.path.join(ROOT, "data", "benchmark-full"))
+    if args.choose:
+        weights = [float(w) for w in args.choose.split(",")]
+        if weights[0] != 0:
+            ap.error("--choose: the first weight is the baseline, 0")
+        mixed_choice(db, weights, args.sets.split(","))
+        return
     gnubg = _gnubg()
     consistency(db, args.n, args.seed, gnubg)
     against_rollouts(db, args.n, args.seed, gnubg)
