@@ -34,6 +34,8 @@ ROUND_FOURTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "rou
 ROUND_FIFTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-15.npz")
 #: round 16, the one-sided race net before its third distribution (ROUNDS=16 tools/contact-net.sh)
 ROUND_SIXTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-16.npz")
+#: the shipped net's contact and crashed nets trained towards its mean 1-ply/2-ply values
+MIXED_PLIES = str(Path(__file__).resolve().parents[1] / "data" / "net" / "mixed-plies.npz")
 #: round 13, a crashed net per side before crashed-3 (ROUNDS=13 tools/contact-net.sh)
 ROUND_THIRTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-13.npz")
 #: round 12, one crashed net (ROUNDS=12 tools/contact-net.sh)
@@ -281,6 +283,8 @@ def test_bad_group_names_are_refused():
 _PINNED_NETS = [
     (None, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # shipped
+    (MIXED_PLIES, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
+     "e1933b5b7247aac5520dcf2cbc45814392d2ca56251022df54c841a67caf18a4"),
     (ROUND_SIXTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # the same nets
     (ROUND_FIFTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
@@ -316,7 +320,8 @@ def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     """The outputs of the shipped net (256 units; a crashed net per side
     crashed and three contact plan nets; the five computed feature groups
     in its contact, crashed and plan nets, the borne-off thermometer alone
-    in its race net), of round 14's and round 13's nets (the same nets,
+    in its race net), of its contact and crashed nets trained towards its
+    mean 1-ply/2-ply values (mixed-plies), of round 14's and round 13's nets (the same nets,
     their crashed nets before rounds 15 and 14), of round 12's net (one crashed net), of round 11's
     net (the nets of round 12, before round 12's training),
     of round 10's net (one contact net), of round 9's net (the same contact
@@ -332,6 +337,26 @@ def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     assert net.model.read_groups == groups and net.model.read_hidden == units
     p = net.evaluate_batch(b, tables=False)
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == digest
+
+
+def test_the_mixed_plies_net_values_alike_at_odd_and_even_plies():
+    """The shipped net, trained towards its own 2-ply values, values the
+    side on roll higher at 1 ply than at 0 (docs/training.md, "The side on
+    roll at odd and even plies"); trained towards the mean of its 1-ply and
+    2-ply values, the contact and crashed nets lose that lean."""
+    from bgfast import traindata
+
+    ps = traindata.load_positions(Path(__file__).resolve().parents[1] / "data" / "training"
+                                  / "selfplay-7.bgtd")
+    for cls, shipped_above in (("contact", 0.01), ("crashed", 0.015)):
+        b = np.ascontiguousarray(traindata.select_classes(ps, (cls,)).boards[:300])
+        swing = {}
+        for name, path in (("shipped", None), ("mixed", MIXED_PLIES)):
+            net = netmod.load(path or netmod.default_weights_path())
+            swing[name] = float(np.mean(equity(net.evaluate_plies(b, 1))
+                                        - equity(net.evaluate_plies(b, 0))))
+        assert swing["shipped"] > shipped_above, (cls, swing)
+        assert abs(swing["mixed"]) < 0.01, (cls, swing)
 
 
 def _assert_plays_alike(a, b, boards, seed):
