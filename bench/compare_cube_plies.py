@@ -179,13 +179,12 @@ def run(groups, plies_list, gnubg: str, margin: float, timeout: float):
                     nd = list(np.asarray(dec.no_double)[ok])
                     dt = list(np.asarray(dec.double_take)[ok])
                 r = acc.setdefault((name, plies, way), {"same": [], "close": [], "dnd": [],
-                                                         "snd": [], "ddt": [], "differ": []})
+                                                         "ddt": [], "differ": []})
                 for i, a, x, y in zip(ok, act, nd, dt):
                     same = a == normalize_action(g[i].action)
                     r["same"].append(same)
                     r["close"].append(nontrivial(g[i], margin))
-                    r["dnd"].append(abs(x - g[i].no_double))
-                    r["snd"].append(x - g[i].no_double)
+                    r["dnd"].append(x - g[i].no_double)
                     r["ddt"].append(abs(y - g[i].double_take))
                     if not same:
                         r["differ"].append((Position(boards[i]).position_id(), ctx.describe(),
@@ -196,7 +195,7 @@ def run(groups, plies_list, gnubg: str, margin: float, timeout: float):
         rows.append({"context": name, "plies": plies, "way": way, "n": len(same),
                      "agree": same.mean(), "nontrivial": int(close.sum()),
                      "agree_nontrivial": same[close].mean() if close.any() else float("nan"),
-                     "mean_dnd": float(np.mean(r["dnd"])), "bias_dnd": float(np.mean(r["snd"])),
+                     "mean_dnd": float(np.mean(np.abs(r["dnd"]))), "bias_dnd": float(np.mean(r["dnd"])),
                      "mean_ddt": float(np.mean(r["ddt"])),
                      "differ": r["differ"]})
     return rows, timing

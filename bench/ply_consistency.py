@@ -47,6 +47,7 @@ sys.path.insert(0, ROOT)
 from bgfast import _net, benchmark as bm, net as netmod, traindata  # noqa: E402
 from bgfast.evaluate import equity, evaluate_ply, install_bearoff_tables, rank_plays_batch  # noqa: E402
 from bgfast.position import pack, unpack  # noqa: E402
+from score_benchmark_peers import paired  # noqa: E402
 
 
 def _eq(p) -> np.ndarray:
@@ -155,13 +156,10 @@ def mixed_choice(db, weights, sets, batch: int = 64) -> None:
     print("|---:|" + "---:|" * (2 * len(sets)))
     for j, w in enumerate(weights):
         score = bm.summarize(db, *loss[j], sets)
-        paired = []
-        for name in sets:
-            rows = db.classes == bm.SETS.index(name)
-            d = 1000 * (loss[j][0][rows] - loss[0][0][rows])
-            paired.append(f"{d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(len(d)):.2f}")
+        diff = paired(db, loss[j][0], loss[0][0], sets)
         print(f"| {w:g} | " + " | ".join(f"{score[s].error:.2f} ± {score[s].se:.2f}" for s in sets)
-              + " | " + " | ".join(paired) + " |", flush=True)
+              + " | " + " | ".join(f"{m:+.2f} ± {e:.2f}" for m, e in diff.values()) + " |",
+              flush=True)
 
 
 def main() -> None:

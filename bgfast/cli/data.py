@@ -186,7 +186,8 @@ def values(positions_file, output, plies, race_table, classes, resume, limit, jo
     supervised' that teach the net to agree with its own look-ahead."""
     from ..traindata import label_values
 
-    _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {'+'.join(map(str, plies))} ply",
+    depths = "+".join(map(str, plies))
+    _fill_labels(positions_file, output, limit, classes, as_json, f"valued at {depths} ply",
                  lambda ps, bar: label_values(ps, plies, output, race_table=race_table,
                                               resume=resume, jobs=jobs,
                                               limit=limit, shard_size=shard_size,
