@@ -519,6 +519,12 @@ class Benchmark(KeyedRows):
                          self.cand[rows], self.eq0[rows], self.equity[rows], self.stderr[rows],
                          self.games[rows], self.meta, self.extra[rows])
 
+    def of_sets(self, sets) -> "Benchmark":
+        """The decisions of the named sets (``contact``, ``crashed``, ``race``;
+        a name or a list of names; None: every set), in their order here;
+        :class:`BgfastError` for an unknown name."""
+        return self.subset(np.flatnonzero(np.isin(self.classes, [SETS.index(s) for s in _sets(sets)])))
+
     def rolled_out(self) -> np.ndarray:
         """``bool[N, C]``: the columns that hold a rolled-out play (candidates and extras)."""
         c = np.arange(self.cand.shape[1])[None, :]
@@ -657,7 +663,7 @@ def summarize(db: Benchmark, loss: np.ndarray, outside: np.ndarray, sets=None) -
 
 def _of_sets(db, sets) -> Benchmark:
     db = db if isinstance(db, Benchmark) else load(db)
-    return db.subset(np.flatnonzero(np.isin(db.classes, [SETS.index(s) for s in _sets(sets)])))
+    return db.of_sets(sets)
 
 
 def choices(db: Benchmark, chooser: Callable, *, progress: Callable | None = None) -> np.ndarray:

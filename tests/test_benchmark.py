@@ -54,6 +54,16 @@ def test_a_tiny_build_holds_three_decisions_per_set(built, db):
     assert db.meta["margin"] == bm.MARGIN and db.meta["max_candidates"] == bm.MAX_CANDIDATES
 
 
+def test_of_sets_keeps_the_named_sets_in_their_order(db):
+    sub = db.of_sets(["race", "contact"])
+    assert sub.class_counts() == {"contact": 3, "crashed": 0, "race": 3}
+    rows = np.flatnonzero(db.classes != bm.SETS.index("crashed"))
+    assert (sub.keys == db.keys[rows]).all() and np.array_equal(sub.equity, db.equity[rows], equal_nan=True)
+    assert len(db.of_sets("crashed")) == 3 and len(db.of_sets(None)) == len(db)
+    with pytest.raises(BgfastError, match="unknown set"):
+        db.of_sets("prime")
+
+
 def test_each_decision_rolls_out_the_plays_within_the_margin(db):
     for i, board in enumerate(db.boards):
         d1, d2 = (int(x) for x in db.dice[i])
