@@ -133,8 +133,9 @@ def calibrate(out: str, positions: int, seed: int) -> None:
 
 
 def mixed_choice(db, weights, sets, batch: int = 64) -> None:
-    """Score the choosers ranking the 2-ply search's plays by ``w`` 1-ply + ``(1 - w)`` 2-ply."""
-    db = (db if isinstance(db, bm.Benchmark) else bm.load(db)).of_sets(sets)
+    """Score the choosers ranking the 2-ply search's plays by ``w`` 1-ply + ``(1 - w)`` 2-ply
+    on the decisions of ``sets`` of the loaded benchmark ``db``."""
+    db = db.of_sets(sets)
     n = len(db)
     chosen = np.zeros((len(weights), n, 10), dtype=np.uint8)
     for a in range(0, n, batch):

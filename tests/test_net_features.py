@@ -348,11 +348,11 @@ def test_the_mixed_plies_net_values_alike_at_odd_and_even_plies():
 
     ps = traindata.load_positions(Path(__file__).resolve().parents[1] / "data" / "training"
                                   / "selfplay-7.bgtd")
+    nets = {"shipped": netmod.load(netmod.default_weights_path()), "mixed": netmod.load(MIXED_PLIES)}
     for cls, shipped_above in (("contact", 0.01), ("crashed", 0.015)):
         b = np.ascontiguousarray(traindata.select_classes(ps, (cls,)).boards[:300])
         swing = {}
-        for name, path in (("shipped", None), ("mixed", MIXED_PLIES)):
-            net = netmod.load(path or netmod.default_weights_path())
+        for name, net in nets.items():
             swing[name] = float(np.mean(equity(net.evaluate_plies(b, 1))
                                         - equity(net.evaluate_plies(b, 0))))
         assert swing["shipped"] > shipped_above, (cls, swing)
