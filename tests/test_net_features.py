@@ -34,8 +34,8 @@ ROUND_FOURTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "rou
 ROUND_FIFTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-15.npz")
 #: round 16, the one-sided race net before its third distribution (ROUNDS=16 tools/contact-net.sh)
 ROUND_SIXTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-16.npz")
-#: the shipped net's contact and crashed nets trained towards its mean 1-ply/2-ply values
-MIXED_PLIES = str(Path(__file__).resolve().parents[1] / "data" / "net" / "mixed-plies.npz")
+#: round 17, the contact and crashed nets before its mean 1-ply/2-ply values (ROUNDS=17 tools/contact-net.sh)
+ROUND_SEVENTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-17.npz")
 #: round 13, a crashed net per side before crashed-3 (ROUNDS=13 tools/contact-net.sh)
 ROUND_THIRTEEN = str(Path(__file__).resolve().parents[1] / "data" / "net" / "round-13.npz")
 #: round 12, one crashed net (ROUNDS=12 tools/contact-net.sh)
@@ -282,9 +282,9 @@ def test_bad_group_names_are_refused():
 #:  sha256 of its float64 outputs on _random_boards(2000, 123))
 _PINNED_NETS = [
     (None, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
-     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # shipped
-    (MIXED_PLIES, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
-     "193394b3751eee1c26b4f00106e32ab0d662b5447a90d5adca6c6b6cbb761081"),
+     "193394b3751eee1c26b4f00106e32ab0d662b5447a90d5adca6c6b6cbb761081"),  # shipped
+    (ROUND_SEVENTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
+     "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),
     (ROUND_SIXTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
      "06aa2ee0a9f75b86ab9bba428f54a1f3a03a98c03b2c8343f9c21eb7d136d47f"),  # the same nets
     (ROUND_FIFTEEN, (FIVE, OFF, FIVE, FIVE, FIVE, FIVE, FIVE), (256, 128, 256, 256, 256, 256, 256),
@@ -317,20 +317,22 @@ _PINNED_NETS = [
 @pytest.mark.parametrize("path,groups,units,digest", _PINNED_NETS,
                          ids=[Path(p).stem if p else "shipped" for p, *_ in _PINNED_NETS])
 def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
-    """The outputs of the shipped net (256 units; a crashed net per side
-    crashed and three contact plan nets; the five computed feature groups
-    in its contact, crashed and plan nets, the borne-off thermometer alone
-    in its race net), of its contact and crashed nets trained towards its
-    mean 1-ply/2-ply values (mixed-plies), of round 14's and round 13's nets (the same nets,
-    their crashed nets before rounds 15 and 14), of round 12's net (one crashed net), of round 11's
-    net (the nets of round 12, before round 12's training),
-    of round 10's net (one contact net), of round 9's net (the same contact
-    and crashed nets, no group in the race net), of round 8's net (the same contact and crashed nets, the race net before
-    the race table's values), of round 6's net (its crashed net before round 7), of the TD-trained
-    net (no group), of the two- and four-round nets and of the 256-unit net
-    without a crashed net on seeded boards, bit for bit
-    (sha256 of the float64 outputs): a change to the kernel's arithmetic
-    updates the digests knowingly."""
+    """The outputs of the shipped net (round 18: 256 units; a crashed net
+    per side crashed and three contact plan nets; the five computed feature
+    groups in its contact, crashed and plan nets, the borne-off thermometer
+    alone in its race net), of round 17's, 16's and 15's nets (round 15's
+    contact and crashed nets, before round 18's training towards round 17's
+    mean 1-ply/2-ply values), of round 14's and round 13's nets (the same
+    nets, their crashed nets before rounds 15 and 14), of round 12's net (one
+    crashed net), of round 11's net (the nets of round 12, before round 12's
+    training), of round 10's net (one contact net), of round 9's net (the
+    same contact and crashed nets, no group in the race net), of round 8's
+    net (the same contact and crashed nets, the race net before the race
+    table's values), of round 6's net (its crashed net before round 7), of
+    the TD-trained net (no group), of the two- and four-round nets and of the
+    256-unit net without a crashed net on seeded boards, bit for bit (sha256
+    of the float64 outputs): a change to the kernel's arithmetic updates the
+    digests knowingly."""
     b = _random_boards(2000, 123)
     net = netmod.load(path or netmod.default_weights_path())
     assert net.layout == netmod.layout_of(np.bitwise_or.reduce(groups))
@@ -339,24 +341,24 @@ def test_the_nets_outputs_are_pinned_bit_for_bit(path, groups, units, digest):
     assert hashlib.sha256(np.ascontiguousarray(p).tobytes()).hexdigest() == digest
 
 
-def test_the_mixed_plies_net_values_alike_at_odd_and_even_plies():
-    """The shipped net, trained towards its own 2-ply values, values the
+def test_the_shipped_net_values_alike_at_odd_and_even_plies():
+    """Round 17's net, trained towards its own 2-ply values, values the
     side on roll higher at 1 ply than at 0 (docs/training.md, "The side on
     roll at odd and even plies"); trained towards the mean of its 1-ply and
-    2-ply values, the contact and crashed nets lose that lean."""
+    2-ply values, the shipped net's contact and crashed nets lose that lean."""
     from bgfast import traindata
 
     ps = traindata.load_positions(Path(__file__).resolve().parents[1] / "data" / "training"
                                   / "selfplay-7.bgtd")
-    nets = {"shipped": netmod.load(netmod.default_weights_path()), "mixed": netmod.load(MIXED_PLIES)}
-    for cls, shipped_above in (("contact", 0.01), ("crashed", 0.015)):
+    nets = {"round 17": netmod.load(ROUND_SEVENTEEN), "shipped": netmod.load(netmod.default_weights_path())}
+    for cls, round17_above in (("contact", 0.01), ("crashed", 0.015)):
         b = np.ascontiguousarray(traindata.select_classes(ps, (cls,)).boards[:300])
         swing = {}
         for name, net in nets.items():
             swing[name] = float(np.mean(equity(net.evaluate_plies(b, 1))
                                         - equity(net.evaluate_plies(b, 0))))
-        assert swing["shipped"] > shipped_above, (cls, swing)
-        assert abs(swing["mixed"]) < 0.01, (cls, swing)
+        assert swing["round 17"] > round17_above, (cls, swing)
+        assert abs(swing["shipped"]) < 0.01, (cls, swing)
 
 
 def _assert_plays_alike(a, b, boards, seed):

@@ -520,9 +520,9 @@ def test_crashed_sides_train_a_crashed_net_per_side_crashed(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"ROUNDS": "18"}, "ROUNDS must be 2 to 17"),
-    ({"ROUNDS": "1"}, "ROUNDS must be 2 to 17"),
-    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 17 only"),
+    ({"ROUNDS": "19"}, "ROUNDS must be 2 to 18"),
+    ({"ROUNDS": "1"}, "ROUNDS must be 2 to 18"),
+    ({"ROUNDS": "4", "HIDDEN": "192"}, "HIDDEN applies to rounds 5 to 18 only"),
 ])
 def test_the_contact_net_script_refuses_bad_settings_before_any_work(tmp_path, env, message):
     import os

@@ -65,7 +65,12 @@
 #  17. the one-sided race net trained on from round 16's with a third
 #      distribution, the rolls to bring every checker out of the other
 #      side's home board, on those sides and the ones with a checker there
-#      (docs/training.md#backgammons-the-third-distribution).
+#      (docs/training.md#backgammons-the-third-distribution);
+#  18. the contact and crashed nets trained towards round 17's values of the
+#      contact and crashed positions of nine files (the four crashed files
+#      and selfplay-3 to selfplay-7), each the mean of its 1-ply and 2-ply
+#      probabilities, so that the net values the side on roll alike at odd
+#      and even plies (docs/training.md#the-side-on-roll-at-odd-and-even-plies).
 # Deterministic: the same bits every run with the same build
 # (docs/training.md#reproducing-the-shipped-file), about five hours on two
 # free cores for rounds 1 to 10 (round 10 about 40 minutes of it), about an
@@ -73,23 +78,24 @@
 # ten minutes more for round 13, about an hour and a half more for round 14
 # (beside other jobs), about 50 minutes more for round 15, about an hour
 # more for round 16 (6 GB of memory to build the 12-point table) and about
-# 70 minutes more for round 17 (beside other jobs).  Each step's
+# 70 minutes more for round 17 (beside other jobs) and about two hours more
+# for round 18 (90 minutes of it the values).  Each step's
 # output stays in WORK, and a step whose output exists is skipped, so an
 # interrupted run goes on where it stopped when run again with the same WORK.
 # ROUNDS=2 to 10 stops early (docs/training.md#further-rounds);
 # round 5 keeps 128 hidden units unless HIDDEN=H (up to 256) is given;
-# ROUNDS=6 to 17 (the default) use 256.
-# Usage: [ROUNDS=2..17] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
+# ROUNDS=6 to 18 (the default) use 256.
+# Usage: [ROUNDS=2..18] [HIDDEN=H] tools/contact-net.sh [OUT [WORK]]
 #   (default: contact-net.npz and the directory contact-net.work in the current directory)
 set -e
-ROUNDS="${ROUNDS:-17}"
+ROUNDS="${ROUNDS:-18}"
 case "$ROUNDS" in
     2|3|4|5) HIDDEN="${HIDDEN:-128}" ;;
-    6|7|8|9|10|11|12|13|14|15|16|17) HIDDEN="${HIDDEN:-256}" ;;
-    *) echo "contact-net.sh: ROUNDS must be 2 to 17" >&2; exit 2 ;;
+    6|7|8|9|10|11|12|13|14|15|16|17|18) HIDDEN="${HIDDEN:-256}" ;;
+    *) echo "contact-net.sh: ROUNDS must be 2 to 18" >&2; exit 2 ;;
 esac
 if [ "$HIDDEN" != 128 ] && [ "$ROUNDS" -lt 5 ]; then
-    echo "contact-net.sh: HIDDEN applies to rounds 5 to 17 only (ROUNDS=5 to 17)" >&2
+    echo "contact-net.sh: HIDDEN applies to rounds 5 to 18 only (ROUNDS=5 to 18)" >&2
     exit 2
 fi
 OUT="$(realpath -m "${1:-contact-net.npz}")"
@@ -99,15 +105,18 @@ mkdir -p "$WORK"
 FEATURES="contain,contact,anchors,hits,mobility"
 FIT="--class contact --class crashed --epochs 100 --patience 8 --quiet"
 VALUE_CLASSES=""
+PLIES=2
 
 . tools/steps.sh
 
-# values DIR POSITIONS: the 2-ply values of $BGFAST_NET (of the classes of
-# $VALUE_CLASSES, empty: all), resumed if interrupted
+# values DIR POSITIONS: the values of $BGFAST_NET at $PLIES plies (1,2: the
+# mean of the two) of the classes of $VALUE_CLASSES (empty: all), resumed if
+# interrupted
 values() {
     RESUME=""
     [ -d "$1" ] && RESUME="--resume"
-    once "$1.done" python -m bgfast data values "$2" -o "$1" --plies 2 $VALUE_CLASSES $RESUME
+    once "$1.done" python -m bgfast data values "$2" -o "$1" --plies "$PLIES" $VALUE_CLASSES \
+        $RESUME
 }
 
 # round_values R NAME...: values of each position file NAME of data/training/ in
@@ -291,6 +300,18 @@ if [ "$ROUNDS" -ge 5 ]; then
                 -o "$WORK/round17-h$HIDDEN.npz" --init "$LAST" --from-init \
                 --table "$WORK/os12.bgb" --rounds 3 --quiet --resume
             LAST="$WORK/round17-h$HIDDEN.npz"
+        fi
+        if [ "$ROUNDS" -ge 18 ]; then
+            # round 17's mean 1-ply/2-ply values of the contact and crashed positions of
+            # nine files, in the order the training reads them
+            export BGFAST_NET="$LAST"
+            VALUE_CLASSES="--class contact --class crashed"
+            PLIES=1,2
+            round_values 18 crashed-1 crashed-2 crashed-3 crashed-4 selfplay-3 selfplay-4 \
+                selfplay-5 selfplay-6 selfplay-7
+            once "$WORK/round18-h$HIDDEN.done" python -m bgfast train supervised $RV \
+                -o "$WORK/round18-h$HIDDEN.npz" --init "$LAST" --keep-shape --lr 1e-4 $FIT --resume
+            LAST="$WORK/round18-h$HIDDEN.npz"
         fi
         cp "$LAST" "$OUT"
     else
