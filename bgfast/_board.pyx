@@ -187,7 +187,9 @@ def position_id_key(const uint8_t[::1] text):
 
 
 cdef inline int board_too_many(const uint8_t* b) noexcept nogil:
-    """0, or the row (1 + row) of a side with more than 15 checkers (row 1 first)."""
+    """0, or the row (1 + row) of a side with more than 15 checkers (row 1
+    first), or 3 when neither side has a checker left (both cannot have
+    borne off all 15)."""
     cdef int i, t0 = 0, t1 = 0
     for i in range(25):
         t0 += b[i]
@@ -196,6 +198,8 @@ cdef inline int board_too_many(const uint8_t* b) noexcept nogil:
         return 2
     if t0 > 15:
         return 1
+    if t0 == 0 and t1 == 0:
+        return 3
     return 0
 
 
@@ -233,8 +237,9 @@ cdef Py_ssize_t _first(const uint8_t[:, :, ::1] boards, bint clash, int* k) noex
 
 def first_impossible(const uint8_t[:, :, ::1] boards):
     """``(i, kind, detail)`` of the first impossible board, or None: the
-    first board with a side above 15 checkers (kind 0, detail 0 = row 0,
-    1 = row 1), else the first with a point held by both sides (kind 1,
+    first board with a side above 15 checkers or with no checker on either
+    side (kind 0, detail 0 = row 0 above 15, 1 = row 1 above 15, 2 = no
+    checker), else the first with a point held by both sides (kind 1,
     detail = the point's index p in row 0)."""
     cdef Py_ssize_t bad
     cdef int k = 0, kind

@@ -63,7 +63,7 @@ import numpy as np
 
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import cores, ordered_map
-from .errors import BgfastError, InvalidRecordError
+from .errors import BgfastError, InvalidRecordError, check_seed, check_whole
 from .cube import ACTIONS, CubeContext, ContextColumn, decide_cube
 from .formats import MatchState, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
@@ -92,6 +92,8 @@ def _looks_like_match_id(token: str) -> bool:
 def parse_record(text: str, line: int = 0, known: dict | None = None) -> Record:
     """Parse one input line; raises a :class:`BgfastError` naming the problem.
     ``known``: Position IDs already decoded (``{id: Position}``)."""
+    if not isinstance(text, str):
+        raise InvalidRecordError(f"a record must be a line of text, not {type(text).__name__}")
     tokens = text.split()
     if not tokens:
         raise InvalidRecordError("empty line")
@@ -209,12 +211,34 @@ def _program(fmt: str) -> tuple:
 
 @dataclass(frozen=True)
 class AnalysisSettings:
+    """How to analyse: ``ply`` 0..:data:`bgfast.evaluate.MAX_PLIES`, ``top``
+    plays listed per checker decision (0: the best play only), an
+    ``evaluator`` name of :func:`bgfast.evaluate.evaluator_names`,
+    ``rollout_games`` >= 0, ``seed`` 0..2**64 - 1 and ``cubeless``.
+    Construction checks every field and raises :class:`BgfastError`
+    naming it."""
+
     ply: int = 1
     top: int = 5
     evaluator: str = "net"
     rollout_games: int = 0             # > 0: add a per-position rollout
     seed: int = 1
     cubeless: bool = False             # cubeless plays; Janowski on the n-ply probabilities
+
+    def __post_init__(self):
+        from .evaluate import MAX_PLIES, evaluator_names
+
+        for name, hi in (("ply", MAX_PLIES), ("top", None), ("rollout_games", None)):
+            object.__setattr__(self, name, check_whole(f"analysis setting {name}",
+                                                       getattr(self, name), 0, hi))
+        object.__setattr__(self, "seed", check_seed(self.seed, "analysis setting seed"))
+        if not isinstance(self.evaluator, str) or self.evaluator not in evaluator_names():
+            raise BgfastError(f"analysis setting evaluator {self.evaluator!r} is unknown; choose "
+                              f"from {', '.join(evaluator_names())}")
+        if not isinstance(self.cubeless, (bool, np.bool_)):
+            raise BgfastError(f"analysis setting cubeless must be True or False, "
+                              f"not {self.cubeless!r}")
+        object.__setattr__(self, "cubeless", bool(self.cubeless))
 
 
 # ---------------------------------------------------------------------------

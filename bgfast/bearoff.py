@@ -90,7 +90,8 @@ import numpy as np
 
 from . import _bearoff as _k
 from ._files import atomic_write, check_writable, directory_lock
-from .errors import DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError
+from .errors import (DatabaseError, InvalidIdError, InvalidPositionError, MissingTableError,
+                     OutputPathError, check_whole)
 from .position import Position, as_board, as_boards
 
 __all__ = [
@@ -127,7 +128,10 @@ _PAD_START = HEADER.size - 60     # the 56 reserved (zero) bytes before the head
 # ------------------------------------------------------------------ indexing
 
 def num_positions(points: int, checkers: int) -> int:
-    """Number of one-sided positions: up to ``checkers`` on ``points`` points."""
+    """Number of one-sided positions: up to ``checkers`` (0..15) on
+    ``points`` (1..24) points."""
+    points = check_whole("points", points, 1, 24, error=InvalidPositionError)
+    checkers = check_whole("checkers", checkers, 0, MAX_CHECKERS, error=InvalidPositionError)
     return int(_k.comb(points + checkers, points))
 
 
@@ -162,7 +166,9 @@ def index(counts) -> np.ndarray | int:
 
 
 def position(idx, points: int = 6) -> np.ndarray:
-    """Inverse of :func:`index`: ``uint8[P]`` (or ``uint8[n, P]``) counts."""
+    """Inverse of :func:`index`: ``uint8[P]`` (or ``uint8[n, P]``) counts
+    on ``points`` (1..24) points."""
+    points = check_whole("points", points, 1, 24, error=InvalidPositionError)
     a = _integers(idx, "one-sided indices", InvalidIdError)
     single = a.ndim == 0
     a = np.ascontiguousarray(np.atleast_1d(a), dtype=np.int64)
@@ -717,12 +723,13 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
     positions solved so far to ``path + ".partial"`` at that interval, and a
     killed build resumes from there (when ``resume``); the result is the
     same as an uninterrupted build's.  ``path`` is checked to be writable
-    before the build starts."""
-    points, checkers = int(points), int(checkers)
-    if not 1 <= checkers <= MAX_CHECKERS:
-        raise InvalidPositionError(f"checkers must be 1..{MAX_CHECKERS}, not {checkers}")
-    if points < 1:
-        raise InvalidPositionError("points must be at least 1")
+    before the build starts.  ``points`` (>= 1), ``checkers`` (1..15),
+    ``window`` (8..64) and ``threads`` (None or >= 1) are integers."""
+    checkers = check_whole("checkers", checkers, 1, MAX_CHECKERS,
+                           error=InvalidPositionError)
+    points = check_whole("points", points, 1, error=InvalidPositionError)
+    window = check_whole("window", window, 8, 64, error=InvalidPositionError)
+    threads = _threads(threads, os.cpu_count() or 1)
     need = one_sided_memory(points, checkers, window)
     if points > MAX_POINTS:
         raise DatabaseError(
@@ -734,8 +741,6 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
         raise DatabaseError(
             f"a one-sided table on {points} points with {checkers} checkers needs "
             f"{need / 2**30:.1f} GiB of memory to build; {avail / 2**30:.1f} GiB available")
-    if not 8 <= window <= 64:
-        raise InvalidPositionError("window must be 8..64")
     state, start, saver, partial = None, 0, None, None
     if path is not None:
         check_writable(path, "table file")
@@ -745,7 +750,7 @@ def build_one_sided(points: int = 6, checkers: int = 15, path=None, *,
         saver = _OneSidedCheckpoints(partial, points, checkers, window, checkpoint_seconds,
                                      exists=state is not None)
     sr, dr, sg, dg, _lost = _k.build_one_sided(
-        points, checkers, window, progress, _threads(threads, os.cpu_count() or 1),
+        points, checkers, window, progress, threads,
         state=state, start_group=start, checkpoint=saver)
     table = OneSidedTable(points, checkers, sr, dr, sg, dg)
     if path is not None:
@@ -842,10 +847,11 @@ def _threads(threads, default: int = 1):
     per shell: on a busy machine that costs more than it gains, measured:
     6x11 took 52 s on one thread, and an ETA of 25 minutes on two, on a
     loaded 2-core machine).  Pass ``threads=2`` (``--threads 2``) for a
-    two-sided build on an idle machine.  The tables do not depend on it."""
+    two-sided build on an idle machine.  The tables do not depend on it.
+    ``threads`` other than None must be an integer >= 1."""
     if threads is None:
         return max(1, int(default))
-    return max(1, int(threads))
+    return check_whole("threads", threads, 1)
 
 
 # ------------------------------------------------------------------ two-sided
@@ -903,9 +909,11 @@ class TwoSidedTable(_Table):
         roller and the opponent: cubeless equity, then the no-double cubeful
         equities (centred, owned, opponent owns) in cubeful tables, or the
         roller's winning and gammon-winning chances in tables with
-        :attr:`probabilities`."""
-        i = np.atleast_1d(np.asarray(roller, dtype=np.int64))
-        j = np.atleast_1d(np.asarray(opponent, dtype=np.int64))
+        :attr:`probabilities`.  Indices that are not whole numbers raise
+        :class:`InvalidIdError`, indices outside the table
+        :class:`MissingTableError`."""
+        i = np.atleast_1d(_integers(roller, "two-sided indices", InvalidIdError))
+        j = np.atleast_1d(_integers(opponent, "two-sided indices", InvalidIdError))
         if ((i < 0) | (i >= self.size) | (j < 0) | (j >= self.size)).any():
             raise MissingTableError(f"index outside the {self.describe()} table")
         if self._values is None:
@@ -983,7 +991,12 @@ class TwoSidedTable(_Table):
 
 def two_sided_bytes(checkers: int, cubeful: bool = False, layout: str = "int16") -> int:
     """Size of a two-sided table's data in bytes (a cubeless 15-checker
-    table also holds the winning and gammon chances: 3 tables)."""
+    table also holds the winning and gammon chances: 3 tables).
+    ``checkers`` is 1..15 and ``layout`` "int16" or "float32"."""
+    checkers = check_whole("checkers of a two-sided table", checkers, 1, MAX_CHECKERS,
+                           error=InvalidPositionError)
+    if layout not in ("int16", "float32"):
+        raise InvalidPositionError(f"layout must be 'int16' or 'float32', not {layout!r}")
     n = num_positions(6, checkers)
     t = 4 if cubeful else (PROB_TABLES if checkers == 15 else 1)
     return t * n * n * (2 if layout == "int16" else 4)
@@ -1014,9 +1027,9 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     that still has that many checkers, so that small in-memory tables
     exercise the gammon logic of the 15-checker table; a file does not
     record it, so a file built with it probes as if gammons came at 15.)"""
-    checkers = int(checkers)
-    if not 1 <= checkers <= MAX_CHECKERS:
-        raise InvalidPositionError(f"two-sided tables have 1..{MAX_CHECKERS} checkers a side, not {checkers}")
+    checkers = check_whole("checkers of a two-sided table", checkers, 1, MAX_CHECKERS,
+                           error=InvalidPositionError)
+    threads = _threads(threads)
     if layout is None:
         layout = "float32" if checkers <= 10 else "int16"
     if layout not in ("int16", "float32"):
@@ -1041,7 +1054,6 @@ def build_two_sided(checkers: int, path=None, *, cubeful: bool = False,
     winv = np.where((nchk == _gammon_checkers) & gammons, 2.0, 1.0) * scale
     gam = ((nchk == _gammon_checkers) & gammons).astype(np.float64)
     pscale = PROB_SCALE if layout == "int16" else 1.0
-    threads = _threads(threads)
 
     mm = None
     start = 0
@@ -1130,12 +1142,16 @@ def open(path, *, verify: Optional[bool] = None):  # noqa: A001 - syzygy style
 
     ``verify``: check the data checksum (default: when the data is at most
     256 MiB, or packed; the header is always checked).  Raises :class:`DatabaseError`
-    for a truncated, corrupt or unknown file."""
+    for a truncated, corrupt or unknown file, or a path that is no file."""
     path = Path(path)
     try:
         fh = builtins_open(path, "rb")
     except FileNotFoundError:
         raise DatabaseError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatabaseError(f"{path}: is a directory, not a database file") from None
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     with fh:
         head = fh.read(HEADER_SIZE)
         size = os.fstat(fh.fileno()).st_size
@@ -1308,7 +1324,12 @@ def _cached(name, builder, directory):
         return t
     t = _open_if_sound(p)
     if t is None:
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = "it is not a directory" if d.is_file() else exc.strerror or exc
+            raise OutputPathError(f"cannot use {str(d)!r} as the bear-off cache directory: "
+                                  f"{why}") from None
         # processes that start together on a new cache build each table once:
         # the others wait for the lock, then open what the first one built
         with directory_lock(d):

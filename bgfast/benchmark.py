@@ -331,7 +331,7 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
         raise BgfastError("limit must be >= 0")
     names = _sets(sets)
     ex = _exclude_keys(exclude)
-    out = prepare_directory(out, "a benchmark")
+    out = prepare_directory(out, "a benchmark", resume)
     dpath = out / DECISIONS
     plist = _parse_players(default_players() if players is None else players)
     want = {"n": int(decisions), "seed": int(seed), "sets": list(names),

@@ -25,7 +25,7 @@ from dataclasses import dataclass, asdict
 import numpy as np
 
 from . import _net
-from .errors import BgfastError
+from .errors import BgfastError, check_seed, check_whole
 from .levels import Level, get_level, NET
 from .position import Position
 
@@ -242,6 +242,8 @@ class _Tally:
 REPORT_SECONDS = 0.5
 #: Most pairs per call of the duel kernel.
 MAX_STEP = 1 << 14
+#: The most games a duel plays.
+MAX_GAMES = 10 ** 12
 
 
 def py_game(players, seed: int, pair: int, swap: int, record: list | None = None) -> tuple[int, int]:
@@ -279,8 +281,10 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
     for the peer engines) instead of the C kernel -- the same dice, for checking."""
     import time
 
-    if games < 1:
-        raise BgfastError("games must be >= 1")
+    games = check_whole("games", games)
+    if not 1 <= games <= MAX_GAMES:
+        raise BgfastError(f"games must be 1 .. {MAX_GAMES:.0e}, not {games}")
+    seed = check_seed(seed)
     pa, pb = get_player(a), get_player(b)
     na, nb = getattr(pa, "name", str(a)), getattr(pb, "name", str(b))
     if na == nb:

@@ -5,6 +5,8 @@ Every error caused by bad input is a subclass of :class:`ValueError`, so
 wrong.  :class:`MissingTableError` is also a :class:`KeyError`, like
 ``chess.syzygy.MissingTableError``.  :class:`WorkerError` is the one error
 of failed work rather than bad input (a :class:`RuntimeError`).
+:func:`check_whole` and :func:`check_seed` are the checks of whole-number
+arguments that every module shares.
 """
 
 
@@ -63,3 +65,26 @@ class OutputPathError(BgfastError):
 
 class WorkerError(RuntimeError):
     """A worker process died, or its failure could not be sent back."""
+
+
+def check_whole(name: str, value, lo: int | None = None, hi: int | None = None,
+                error: type = BgfastError) -> int:
+    """``value`` as an ``int``, if it is a whole number (a Python or numpy
+    integer, not a bool) in ``lo .. hi`` (None: no bound); else ``error``
+    (a :class:`BgfastError` by default) naming ``name``."""
+    ok = not isinstance(value, bool) and hasattr(value, "__index__")
+    v = value.__index__() if ok else None
+    if not ok or (lo is not None and v < lo) or (hi is not None and v > hi):
+        span = (f" {lo}..{hi}" if lo is not None and hi is not None else
+                f" >= {lo}" if lo is not None else f" <= {hi}" if hi is not None else "")
+        raise error(f"{name} must be an integer{span}, not {value!r}")
+    return v
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an ``int`` in 0 .. 2**64 - 1, the seeds every random
+    process of bgfast takes; else a :class:`BgfastError`."""
+    ok = not isinstance(seed, bool) and hasattr(seed, "__index__")
+    if not ok or not 0 <= seed.__index__() < 2 ** 64:
+        raise BgfastError(f"{name} must be an integer 0..2**64 - 1, not {seed!r}")
+    return seed.__index__()

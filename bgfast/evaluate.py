@@ -43,7 +43,7 @@ from . import cube as _cube
 from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
                          ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
                          pubeval_weights, race_points, use_race_points)
-from .errors import BgfastError, InvalidPositionError
+from .errors import BgfastError, InvalidPositionError, check_whole
 from .formats import check_dice
 from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _frozen, _kernel_failure, legal_plays_batch
 from .position import (Position, PositionClass, _CheckedBoards, as_board, as_boards,
@@ -56,8 +56,13 @@ __all__ = [
     "rank_plays", "rank_plays_batch", "RankedBatch", "RankedPlay", "RankedPlays", "best_play",
     "evaluate_ply", "calibration",
     "install_bearoff_tables", "race_points", "use_race_points", "cubeful_equity", "evaluate_cube", "evaluate_cube_batch",
-    "SourcedProbabilities", "sourced_probabilities",
+    "SourcedProbabilities", "sourced_probabilities", "MAX_PLIES",
 ]
+
+#: The deepest search the functions here take (plies): each ply multiplies
+#: the work by about 21, and the net kernel chooses plays at 0..3 plies
+#: (:meth:`bgfast.net.Net.choose`); the levels play at 0..3 plies.
+MAX_PLIES = 3
 
 POLICY_PUBEVAL = 0
 POLICY_EVAL = 1
@@ -225,15 +230,19 @@ def get_evaluator(name="net") -> Evaluator:
 
 # ---------------------------------------------------------------- n-ply
 
+def _check_plies(plies) -> int:
+    """``plies`` as an int 0..:data:`MAX_PLIES`, or raise :class:`BgfastError`."""
+    return check_whole("plies", plies, 0, MAX_PLIES)
+
+
 def evaluate_ply(boards, plies: int = 0, evaluator="net") -> np.ndarray:
-    """Probabilities for the player on roll at ``plies`` plies: 0 = static;
-    n > 0 = the average over the 21 rolls of the on-roll side's 0-ply play,
-    evaluated at n - 1 plies (gnubg's scheme)."""
+    """Probabilities for the player on roll at ``plies`` plies (0..:data:`MAX_PLIES`):
+    0 = static; n > 0 = the average over the 21 rolls of the on-roll side's
+    0-ply play, evaluated at n - 1 plies (gnubg's scheme)."""
+    plies = _check_plies(plies)
     ev = get_evaluator(evaluator)
     b = as_boards(boards)
-    if isinstance(plies, bool) or not isinstance(plies, (int, np.integer)) or plies < 0:
-        raise BgfastError(f"plies must be an integer >= 0, not {plies!r}")
-    return _value(ev, b, int(plies))
+    return _value(ev, b, plies)
 
 
 def _value(ev: Evaluator, b: np.ndarray, plies: int) -> np.ndarray:
@@ -290,6 +299,7 @@ def sourced_probabilities(boards, plies: int = 0, evaluator="net",
     known.  Returns a :class:`SourcedProbabilities`."""
     from . import bearoff
 
+    plies = _check_plies(plies)
     b = as_boards(boards.board[None] if isinstance(boards, Position) else boards)
     cls = classify_boards(b) if classes is None else np.asarray(classes)
     ev = evaluator if hasattr(evaluator, "evaluate_batch") else get_evaluator(evaluator)
@@ -349,6 +359,7 @@ def cubeful_equity(boards, cube, *, plies: int = 0, evaluator="net") -> "_cube.C
     money equities where it has them.  n plies: gnubg's scheme, the average
     over the 21 rolls of the best play's value with each side's cube
     decision at every node (:func:`bgfast.cube.cubeful_values`)."""
+    plies = _check_plies(plies)
     b = as_boards(boards.board if isinstance(boards, Position) else boards)
     return _cube.cubeful_values(get_evaluator(evaluator), b, cube, plies, table=_cubeful_table())
 
@@ -358,6 +369,7 @@ def evaluate_cube_batch(boards, cube, *, plies: int = 0, evaluator="net") -> "_c
     on roll in ``boards`` at one context ``cube``, no double and
     double/take valued by the cubeful search at ``plies``
     (:func:`bgfast.cube.searched_decisions`)."""
+    plies = _check_plies(plies)
     b = as_boards(boards.board if isinstance(boards, Position) else boards)
     return _cube.searched_decisions(get_evaluator(evaluator), b, cube, plies,
                                     table=_cubeful_table())
@@ -368,6 +380,7 @@ def evaluate_cube(position, cube, *, plies: int = 0, evaluator="net") -> "_cube.
     :class:`bgfast.cube.CubeDecision` at ``cube`` by the cubeful search at
     ``plies`` (at 0 plies what :func:`bgfast.cube.cube_decision` gives on
     the evaluator's probabilities)."""
+    plies = _check_plies(plies)
     b = position.board if isinstance(position, Position) else as_board(position)
     return evaluate_cube_batch(b[None], cube, plies=plies, evaluator=evaluator).decision(0)
 
@@ -542,10 +555,25 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
     generation, one evaluation of every play and one deeper search of the
     filtered plays of all boards together.  ``cube``: one cube context for
     every board or one per board (see :func:`rank_plays`)."""
+    plies, keep, window = _check_search(plies, keep, window)
     ev = get_evaluator(evaluator)
     b, d = boards_and_dice(boards, dice)
     offsets, res, moves = legal_plays_batch(b, d, validate=False, with_moves=True)
     return _rank_generated(ev, b, offsets, res, moves, plies, keep, window, cube)
+
+
+def _check_search(plies, keep, window) -> tuple[int, int, float]:
+    """The move filter's ``plies``, ``keep`` (>= 1) and ``window`` (>= 0),
+    checked; raises :class:`BgfastError`."""
+    plies = _check_plies(plies)
+    keep = check_whole("keep", keep, 1)
+    try:
+        w = float(window)
+    except (TypeError, ValueError):
+        w = float("nan")
+    if isinstance(window, bool) or not w >= 0:
+        raise BgfastError(f"window must be a number >= 0, not {window!r}")
+    return plies, keep, w
 
 
 def _mover_values(onroll, sort: bool = True):
@@ -630,7 +658,9 @@ def rank_plays(position, d1: int, d2: int, *, plies: int = 0, evaluator="net",
     value.  Every :class:`RankedPlay` keeps its cubeless ``equity``.
 
     Returns a :class:`RankedPlays`, a sequence of :class:`RankedPlay` that
-    makes each play object when it is read."""
+    makes each play object when it is read.  ``plies`` is 0..:data:`MAX_PLIES`,
+    ``keep`` >= 1 and ``window`` >= 0 (else :class:`BgfastError`)."""
+    plies, keep, window = _check_search(plies, keep, window)
     d1, d2 = check_dice(d1, d2)
     pos = position if isinstance(position, Position) else Position(as_board(position))
     ev = get_evaluator(evaluator)

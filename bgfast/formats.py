@@ -414,7 +414,14 @@ _XG_FIELDS = ("position", "cube", "cube_position", "turn", "dice", "score1", "sc
               "rules", "match_length", "max_cube")
 
 
+#: The most characters an XGID number field may have (the largest value is 32767).
+_XG_INT_CHARS = 6
+
+
 def _xg_int(text: str, name: str) -> int:
+    if len(text) > _XG_INT_CHARS:
+        raise InvalidIdError(f"XGID field {name} has {len(text)} characters; a number field "
+                             f"has at most {_XG_INT_CHARS}")
     if not _INT_RE.fullmatch(text):
         raise InvalidIdError(f"XGID field {name} must be an integer written in ASCII digits "
                              f"without leading zeros, not {text!r}")
@@ -958,10 +965,27 @@ def format_play(board, moves) -> str:
 def format_plays(board, moves) -> list[str]:
     """Notation of many plays of one board at once, e.g. from
     ``legal_plays_batch(..., with_moves=True)``: ``moves`` is ``int8[M, 4, 2]``
-    (from, to) rows padded with -1.  The board is checked once, and each
+    (from, to) rows padded with -1.  The board and the moves are checked
+    once (:class:`InvalidMoveError` for another shape, or a row that is
+    neither padding nor a move from 1..25 to a lower point 0..24), and each
     play is looked up by its raw move row and the blots it reaches."""
     opp = as_board(board)[0]
-    mv = np.ascontiguousarray(moves, dtype=np.int8).reshape(-1, 4, 2)
+    try:
+        raw = np.asarray(moves)
+    except (TypeError, ValueError):
+        raw = None
+    if raw is None or raw.size and (raw.dtype.kind not in "iu" or raw.shape[1:] != (4, 2)
+                                    or raw.ndim != 3):
+        got = "a ragged sequence" if raw is None else f"{raw.dtype} of shape {raw.shape}"
+        raise InvalidMoveError(f"moves must be an int8[M, 4, 2] array of (from, to) rows "
+                               f"padded with -1, not {got}")
+    if not raw.size:
+        return []
+    a, b = raw[..., 0], raw[..., 1]
+    if not (((a == -1) & (b == -1)) | ((a >= 1) & (a <= 25) & (b >= 0) & (b < a))).all():
+        raise InvalidMoveError("moves hold a row that is neither -1 padding nor a move "
+                               "from 1..25 (25 = bar) to a lower point 0..24 (0 = off)")
+    mv = np.ascontiguousarray(raw, dtype=np.int8).reshape(-1, 4, 2)
     return _play_names(np.broadcast_to(opp, (len(mv), 25)), mv)
 
 
@@ -1082,7 +1106,11 @@ def _parse_tokens(text: str):
                 raise InvalidMoveError(f"move {token!r} marks a hit on 'off'")
             segs.append((prev, to, star))
             prev = to
-        count = int(m.group(3)) if m.group(3) else 1
+        rep = m.group(3) or "1"
+        if len(rep) > 3:
+            raise InvalidMoveError(f"move {token[:20]!r}... has a {len(rep)}-digit repeat "
+                                   "count; (n) must be 1..4")
+        count = int(rep)
         if not 1 <= count <= 4:
             raise InvalidMoveError(f"move {token!r} repeats {count} times; (n) must be 1..4")
         out.append((token, segs, count))
@@ -1126,9 +1154,11 @@ def playing_order(moves) -> list[tuple[int, int]]:
     Entering from the bar comes first, a checker that moves twice moves
     from its higher point first, and every bear-off comes after the moves
     that bring checkers home: a written segment such as ``16/off`` is one
-    move here, so ``16/off 8/2`` on 6-6 applies ``8/2`` first.
+    move here, so ``16/off 8/2`` on 6-6 applies ``8/2`` first.  Raises
+    :class:`InvalidMoveError` for a move that is not a (from, to) pair
+    from 1..25 to a lower point 0..24.
     """
-    return sorted(moves, key=_order_key)
+    return sorted(_check_moves(moves, None), key=_order_key)
 
 
 def _order_key(move) -> tuple:

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError
+from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError, check_seed
 from .formats import (CubeOwner, GameState, MatchState, Resignation, XGID, apply_moves,
                       check_dice, expand_steps, match_play, parse_play)
 from .movegen import Play, legal_plays
@@ -327,7 +327,7 @@ class GameResult:
 def _rng(seed, rng):
     if rng is not None:
         return rng
-    return np.random.default_rng(seed)
+    return np.random.default_rng(None if seed is None else check_seed(seed))
 
 
 class Game:
@@ -909,8 +909,8 @@ class Match:
         self.length = _check_length(length)
         self.rules.check_for_match(self.length)
         self.names = _check_names(names)
-        self.seed = seed
-        self.rng = np.random.default_rng(seed)
+        self.seed = None if seed is None else check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
         self.games: list[Game] = []
 
     @property

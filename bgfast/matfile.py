@@ -509,6 +509,11 @@ def loads(text: str, *, rules: Rules | None = None, names=None) -> Match:
 
 
 def load(path, **kw) -> Match:
-    """Import the ``.mat`` file at ``path``."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return loads(fh.read(), **kw)
+    """Import the ``.mat`` file at ``path``; a path that cannot be read
+    raises :class:`InvalidRecordError`."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InvalidRecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads(text, **kw)

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DatabaseError, InvalidScoreError, MissingTableError
+from ._files import atomic_write, check_writable
+from .errors import DatabaseError, InvalidScoreError, MissingTableError, OutputPathError
 
 __all__ = [
     "InvalidScoreError",
@@ -46,6 +47,9 @@ DATA_DIR = Path(__file__).resolve().parent / "data" / "met"
 #: The tables shipped with bgfast (file stems under ``bgfast/data/met``).
 TABLE_NAMES = ("Kazaross-XG2", "Rockwell-Kazaross")
 DEFAULT_TABLE = "Kazaross-XG2"
+#: How far from 1 the MWCs of i-away against j-away and of j-away against
+#: i-away may add up in a table (tables printed to a tenth of a percent).
+SUM_TOLERANCE = 1e-3
 
 
 # ---------------------------------------------------------------------------
@@ -158,6 +162,12 @@ class MatchEquityTable:
             raise DatabaseError(f"table {name!r}: pre-Crawford values must lie in [0, 1]")
         if not (np.all(np.isfinite(post)) and np.all((post >= 0) & (post <= 1))):
             raise DatabaseError(f"table {name!r}: post-Crawford values must lie in [0, 1]")
+        gap = np.abs(pre + pre.T - 1.0)
+        if gap.max() > SUM_TOLERANCE:
+            i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
+            raise DatabaseError(
+                f"table {name!r}: the MWC of {i + 1}-away against {j + 1}-away and of "
+                f"{j + 1}-away against {i + 1}-away add up to {pre[i, j] + pre[j, i]:.6f}, not 1")
         pre.flags.writeable = False
         post.flags.writeable = False
         self.name = name
@@ -247,21 +257,41 @@ class MatchEquityTable:
         lines.append(" " * 4 + "".join(f"{fmt.format(scale * t.post[j - 1]):>{width}}" for j in range(1, n + 1)))
         return "\n".join(lines)
 
-    def write_csv(self, directory, *, notice: str | None = None) -> tuple[Path, Path]:
-        """Write ``NAME.pre-crawford.csv`` and ``NAME.post-crawford.csv`` into ``directory``."""
+    def csv_paths(self, directory) -> tuple[Path, Path]:
+        """The two files :meth:`write_csv` writes into ``directory``, which
+        is made if missing and checked writable (an
+        :class:`~bgfast.errors.OutputPathError` if it is not)."""
+        if not str(directory).strip():
+            raise OutputPathError("no directory given for the match equity table")
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputPathError(f"cannot write the match equity table to {str(directory)!r}: "
+                                  f"{exc.strerror or exc}") from None
+        paths = (directory / f"{self.name}.pre-crawford.csv",
+                 directory / f"{self.name}.post-crawford.csv")
+        for p in paths:
+            check_writable(p, "match equity table")
+        return paths
+
+    def write_csv(self, directory, *, notice: str | None = None) -> tuple[Path, Path]:
+        """Write ``NAME.pre-crawford.csv`` and ``NAME.post-crawford.csv`` into
+        ``directory`` (made if missing), each atomically; a directory that
+        cannot be written is an :class:`~bgfast.errors.OutputPathError`
+        before either file is."""
+        pre_path, post_path = self.csv_paths(directory)
         text = self.notice if notice is None else notice
         header = "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines()) if text else ""
-        pre_path = directory / f"{self.name}.pre-crawford.csv"
-        post_path = directory / f"{self.name}.post-crawford.csv"
-        pre_path.write_text(
+        atomic_write(
+            pre_path,
             header
             + "# Pre-Crawford match winning chances: row i, column j (1-based) = MWC of the\n"
             + "# player who is i-away against a player who is j-away. Row 1 is the Crawford game.\n"
             + "".join(",".join(repr(round(float(v), 6)) for v in row) + "\n" for row in self.pre)
         )
-        post_path.write_text(
+        atomic_write(
+            post_path,
             header
             + "# Post-Crawford: entry j (1-based) = MWC of the trailer who is j-away\n"
             + "# against the leader at 1-away (post-Crawford game).\n"
@@ -276,6 +306,8 @@ def _read_csv(path: Path) -> tuple[str, list[list[float]]]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DatabaseError(f"cannot read match equity table {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise DatabaseError(f"{path} is not a match equity table: it is not UTF-8 text") from None
     in_header = True
     for lineno, line in enumerate(text.splitlines(), 1):
         s = line.strip()

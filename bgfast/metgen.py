@@ -8,15 +8,22 @@ example to 64-away.  It sits above :mod:`bgfast.met` (the tables) and
 """
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Mapping
 
 import numpy as np
 
 from . import cube as _cube
-from .errors import BgfastError
+from .errors import BgfastError, InvalidScoreError, check_whole
 from .met import MatchEquityTable, MatchScore
 
-__all__ = ["generate", "DEFAULT_FREE_DROPS"]
+__all__ = ["generate", "DEFAULT_FREE_DROPS", "MAX_LENGTH"]
+
+#: The longest table :func:`generate` computes (away scores): the longest
+#: match ``bgfast play`` plays (:data:`bgfast.savegame.MAX_LENGTH`), beyond
+#: gnubg's 64.  The work grows with the square of the length.
+MAX_LENGTH = 99
 
 
 #: Post-Crawford free-drop values read off Kazaross-XG2: 0.5 - post[2-away]
@@ -55,8 +62,37 @@ def _post_crawford_row(n: int, gammon_rate: float, win_rate: float,
             post[j] = 0.5
             continue
         post[j] = win_rate * ((1 - gammon_rate) * val(j - 2) + gammon_rate * val(j - 4))
-        post[j] -= float(free_drops.get(j, 0.0))
+        drop = float(free_drops.get(j, 0.0))
+        if drop > post[j]:
+            raise BgfastError(f"the free drop at {j}-away is worth {drop}, more than the "
+                              f"trailer's MWC there ({post[j]:.5f})")
+        post[j] -= drop
     return post[1:]
+
+
+def _number(value, what: str) -> float:
+    """``value`` as a float, or :class:`BgfastError` naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise BgfastError(f"{what} must be a number, not {value!r}")
+    return float(value)
+
+
+def _free_drops(free_drops) -> dict[int, float]:
+    """``free_drops`` checked: even away scores >= 2 to finite values >= 0."""
+    if not isinstance(free_drops, Mapping):
+        raise BgfastError("free_drops must map away scores to values, such as {2: 0.012}, "
+                          f"not {type(free_drops).__name__}")
+    out = {}
+    for k, v in free_drops.items():
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2 or k % 2:
+            raise BgfastError(f"free_drops key {k!r} is not an away score of a free drop: "
+                              "the trailer's even away scores 2, 4, 6, ...")
+        x = _number(v, f"the free drop value at {k}-away")
+        if not (math.isfinite(x) and x >= 0.0):
+            raise BgfastError(f"the free drop value at {k}-away must be a finite number >= 0, "
+                              f"not {v!r}")
+        out[int(k)] = x
+    return out
 
 
 def generate(length: int = 25, *, gammon_rate: float | tuple[float, float] = 0.30,
@@ -71,7 +107,10 @@ def generate(length: int = 25, *, gammon_rate: float | tuple[float, float] = 0.3
     number for both sides or a pair ``(leader, trailer)``; there are no
     backgammons; after the Crawford game the trailer doubles at once, and
     the leader's free drop at 2-away and 4-away is worth ``free_drops``
-    (see :func:`_post_crawford_row`).
+    (see :func:`_post_crawford_row`): a mapping of the trailer's even away
+    scores (2, 4, ...) to values >= 0, each at most the trailer's MWC there.
+    ``length`` is 1..:data:`MAX_LENGTH` (else :class:`InvalidScoreError`);
+    other bad arguments raise :class:`BgfastError`.
 
     The Crawford game has no cube, so the leader 1-away against ``j``-away
     wins ``1 - w((1-g) post(j-1) + g post(j-2))`` (g: the trailer's rate).
@@ -90,26 +129,28 @@ def generate(length: int = 25, *, gammon_rate: float | tuple[float, float] = 0.3
     Scores are filled in order of increasing total away so each cell only
     uses cells already known.
     """
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
-        raise BgfastError(f"table length must be a positive integer, not {length!r}")
+    length = check_whole("table length", length, 1, MAX_LENGTH, error=InvalidScoreError)
     if isinstance(gammon_rate, (tuple, list)):
         if len(gammon_rate) != 2:
             raise BgfastError("gammon_rate must be one number or a pair (leader, trailer)")
-        g_lead, g_trail = (float(v) for v in gammon_rate)
+        g_lead, g_trail = (_number(v, "gammon rate") for v in gammon_rate)
     else:
-        g_lead = g_trail = float(gammon_rate)
+        g_lead = g_trail = _number(gammon_rate, "gammon rate")
     for g in (g_lead, g_trail):
         if not 0.0 <= g < 1.0:
             raise BgfastError(f"gammon rate must lie in [0, 1), not {g}")
+    win_rate = _number(win_rate, "win rate")
     if not 0.0 < win_rate < 1.0:
         raise BgfastError(f"win rate must lie in (0, 1), not {win_rate}")
-    method = method.lower()
-    if method not in ("zadeh", "janowski"):
+    if not isinstance(method, str) or method.lower() not in ("zadeh", "janowski"):
         raise BgfastError(f"unknown method {method!r}; use 'zadeh' or 'janowski'")
-    x = 1.0 if method == "zadeh" else float(efficiency)
+    method = method.lower()
+    x = 1.0 if method == "zadeh" else _number(efficiency, "cube efficiency")
     if not 0.0 <= x <= 1.0:
         raise BgfastError(f"cube efficiency must lie in [0, 1], not {efficiency}")
-    fd = DEFAULT_FREE_DROPS if free_drops is None else dict(free_drops)
+    if name is not None and not isinstance(name, str):
+        raise BgfastError(f"name must be a string or None, not {type(name).__name__}")
+    fd = DEFAULT_FREE_DROPS if free_drops is None else _free_drops(free_drops)
 
     n = int(length)
     post = _post_crawford_row(n, g_trail, win_rate, fd)

@@ -485,8 +485,10 @@ def load(path, *, previous: bool = False) -> Net:
                                    f"{', '.join(sorted({*_OS_ARRAYS, 'os_min_points'} - os_keys))}")
             one_sided = {k[3:]: z[k] for k in _OS_ARRAYS}
             one_sided["min_points"] = int(z["os_min_points"])
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError, KeyError) as exc:
         raise NetFileError(f"{name} is corrupt: {exc}") from None
+    if not isinstance(meta, dict):
+        raise NetFileError(f"{name} is corrupt: its metadata is not a JSON object")
     if version != FORMAT_VERSION:
         raise NetFileError(f"{name} has net format version {version}; this bgfast reads version "
                            f"{FORMAT_VERSION}")
@@ -501,6 +503,9 @@ def load(path, *, previous: bool = False) -> Net:
         raise NetFileError(f"{name}: the weights must be float32")
     if checksum(**a, one_sided=one_sided) != stored:
         raise NetFileError(f"{name} is corrupt: checksum mismatch")
+    if not all(np.isfinite(w).all() for w in (*a.values(), *(
+            () if one_sided is None else (one_sided[k] for k in _ARRAYS)))):
+        raise NetFileError(f"{name}: its weights are not all finite numbers")
     if old:
         w1 = a["w1"]
         if w1.ndim != 3 or w1.shape[:2] != (2, PREVIOUS_INPUTS):

@@ -56,13 +56,16 @@ def validate_boards(boards: np.ndarray) -> None:
     """Raise :class:`InvalidPositionError` unless every board is possible.
 
     ``boards`` is ``uint8[N, 2, 25]``.  A board is possible when each side has
-    at most 15 checkers and no point holds checkers of both sides (a bar may
-    hold checkers of both).  The message names the first offending board.
+    at most 15 checkers, at least one side has a checker left, and no point
+    holds checkers of both sides (a bar may hold checkers of both).  The message names the first offending board.
     """
     bad = _board.first_impossible(boards)
     if bad is None:
         return
     i, kind, detail = bad
+    if kind == 0 and detail == 2:
+        raise InvalidPositionError(f"board {i}: neither side has a checker left; the game ends "
+                                   "when the first side has borne off all 15")
     if kind == 0:
         side = "player on roll" if detail == 1 else "player not on roll"
         raise InvalidPositionError(

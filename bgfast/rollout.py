@@ -57,6 +57,7 @@ rollouts are cubeless, and say so.
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from contextlib import closing
 from dataclasses import asdict, dataclass, replace
@@ -66,7 +67,7 @@ import numpy as np
 from . import _rollout
 from ._workers import WorkerError, cores, ordered_map
 from .cube import CubeContext, CubeDecision, valued_decisions
-from .errors import BgfastError, InvalidCubeError, InvalidPositionError
+from .errors import BgfastError, InvalidCubeError, InvalidPositionError, check_seed, check_whole
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
                        ensure_tables as _ensure_tables, invert,
                        race_points as _race_points, use_race_points as _use_race_points)
@@ -241,6 +242,18 @@ class RolloutSettings:
     luck_plays: int | None = None
 
     def __post_init__(self):
+        for name in ("trials", "seed", "truncate", "min_trials", "batch", "chunk", "retries"):
+            check_whole(name, getattr(self, name))
+        for name in ("jobs", "luck_plays"):
+            if getattr(self, name) is not None:
+                check_whole(name, getattr(self, name))
+        for name in ("variance_reduction", "quasi_random", "early_stop"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise BgfastError(f"{name} must be True or False, not {getattr(self, name)!r}")
+        if self.stderr_target is not None and not (
+                isinstance(self.stderr_target, (int, float, np.number))
+                and math.isfinite(self.stderr_target)):
+            raise BgfastError(f"stderr_target must be a finite number, not {self.stderr_target!r}")
         if not 1 <= self.trials <= MAX_TRIALS:
             raise BgfastError(f"trials must be 1 .. {MAX_TRIALS:.0e}, not {self.trials}")
         if not 0 <= self.truncate <= MAX_TRUNCATE:
@@ -260,8 +273,7 @@ class RolloutSettings:
             raise BgfastError(f"chunk must be 1 .. {MAX_CHUNK}, not {self.chunk}")
         if self.batch < 1 or self.min_trials < 0:
             raise BgfastError("batch must be at least 1 and min_trials at least 0")
-        if not 0 <= self.seed < 2 ** 64:
-            raise BgfastError("seed must be in 0 .. 2**64 - 1")
+        check_seed(self.seed)
         if self.stderr_target is not None and self.stderr_target <= 0:
             raise BgfastError("stderr_target must be positive")
         if self.cube is not None:

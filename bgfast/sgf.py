@@ -326,8 +326,8 @@ def _setup(tree, where: str) -> tuple[dict, int]:
             on_roll = "WB".index(pl)
         cv = _one(nd, "CV", at)
         if cv is not None:
-            if not cv.strip().isdigit():
-                raise InvalidRecordError(f"{at}cannot read the cube value CV[{cv}]")
+            if not re.fullmatch(r"\s*[0-9]{1,9}\s*", cv, re.ASCII):
+                raise InvalidRecordError(f"{at}cannot read the cube value CV[{cv[:20]}]")
             cube_value = int(cv)
         cp = _one(nd, "CP", at)
         if cp is not None:
@@ -619,9 +619,13 @@ def loads(text: str, *, names=None) -> Match:
 
 
 def load(path, **kw) -> Match:
-    """Import the SGF file at ``path``."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        text = fh.read(_MAX_FILE + 1)
+    """Import the SGF file at ``path``; a path that cannot be read raises
+    :class:`InvalidRecordError`."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(_MAX_FILE + 1)
+    except OSError as exc:
+        raise InvalidRecordError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(text) > _MAX_FILE:
         raise InvalidRecordError(f"{path}: more than {_MAX_FILE >> 20} MiB: not a match file")
     return loads(text, **kw)

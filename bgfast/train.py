@@ -29,6 +29,7 @@ from . import _evaluate, _rollout
 from . import net as _netmod
 from ._files import atomic_open, check_writable
 from ._progress import Progress
+from .errors import BgfastError, OutputPathError
 from .evaluate import POLICY_PUBEVAL, PROB_NAMES, invert
 from .position import PositionClass, classify_boards
 
@@ -37,6 +38,12 @@ __all__ = ["train", "supervise", "fit_pubeval_calibration", "STEP", "fit", "FitS
            "checkpoint_path"]
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
+
+
+def _check_rate(name: str, value) -> None:
+    """A learning rate: a finite number above 0."""
+    if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value > 0):
+        raise BgfastError(f"the learning rate {name} must be a finite number > 0, not {value!r}")
 
 
 def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.1,
@@ -62,12 +69,18 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     checked to be writable before any game is played.
     """
     if games < 0:
-        raise ValueError("games must be >= 0")
+        raise BgfastError("games must be >= 0")
     if round_games < 1:
-        raise ValueError("round_games must be >= 1")
+        raise BgfastError("round_games must be >= 1")
+    _check_rate("alpha", alpha)
+    if not 0 <= lam <= 1:
+        raise BgfastError(f"lambda must be in [0, 1], not {lam!r}")
     threads = threads or os.cpu_count() or 1
     groups = _netmod.group_mask(features)
     check_writable(out, "weights file")
+    if not resume and os.path.exists(out):
+        raise OutputPathError(f"{out} exists; give resume (--resume) to continue the training "
+                              "run it holds, or choose another file")
     if resume and os.path.exists(out):
         net = _netmod.load(out)
         st = dict(net.meta.get("train") or {})
@@ -123,7 +136,8 @@ def supervise(out, init, games: int, *, plies: int = 1, seed: int = 1000, alpha:
     trained towards these targets for ``epochs`` passes in a seeded order and
     written to ``out``.  Deterministic for given arguments."""
     if games < 1 or epochs < 1 or plies < 1:
-        raise ValueError("games, epochs and plies must be >= 1")
+        raise BgfastError("games, epochs and plies must be >= 1")
+    _check_rate("alpha", alpha)
     check_writable(out, "weights file")
     net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init)
     t0 = time.monotonic()
@@ -265,7 +279,6 @@ class FitSettings:
 
     def class_weight_map(self) -> dict:
         """``{class: weight}`` of :attr:`class_weights` (validated)."""
-        from .errors import BgfastError
 
         out = {}
         for part in filter(None, (x.strip() for x in self.class_weights.split(","))):
@@ -282,7 +295,6 @@ class FitSettings:
         return out
 
     def check(self) -> "FitSettings":
-        from .errors import BgfastError
 
         if self.epochs < 1 or self.batch < 1 or self.patience < 1 or self.hidden < 1:
             raise BgfastError("epochs, batch, patience and hidden must be at least 1")
@@ -598,7 +610,7 @@ def fit(labels, out, *, resume: bool = False, progress=True, checkpoint_steps: i
     validation split, counts per class, per net the validation loss before
     and after and the epochs' history, per class the metrics of
     :func:`label_metrics` before and after."""
-    from .errors import BgfastError, DatabaseError
+    from .errors import DatabaseError
     from .traindata import concat_labels, derive_seed
 
     out = check_writable(out, "weights file")

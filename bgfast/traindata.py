@@ -72,7 +72,7 @@ import numpy as np
 from . import _net
 from ._files import atomic_open, check_writable
 from ._workers import cores, ordered_map
-from .errors import BgfastError, DatabaseError
+from .errors import BgfastError, DatabaseError, OutputPathError, check_seed
 from .evaluate import get_evaluator, race_points
 from .position import PositionClass, classify_boards, pack, unpack
 from .rollout import OUTPUT_NAMES, RolloutSettings, rollout
@@ -400,8 +400,7 @@ def sample_positions(n: int, seed: int = 0, players=None, *, jobs: int | None = 
     """
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise BgfastError("the number of positions must be at least 1")
-    if not 0 <= int(seed) < 2 ** 64:
-        raise BgfastError("seed must be in 0 .. 2**64 - 1")
+    check_seed(seed)
     if pool is not None and (not isinstance(pool, (int, np.integer)) or pool < n):
         raise BgfastError(f"the pool must be a whole number of at least n = {n} positions")
     find = int(n if pool is None else pool)
@@ -806,18 +805,29 @@ def label_values(positions, plies=1, out="values", *, race_table=None,
                       checkpoint_seconds=checkpoint_seconds, progress=progress)
 
 
-def prepare_directory(out, what: str) -> Path:
+def prepare_directory(out, what: str, resume: bool = True) -> Path:
     """The output directory ``out`` of a sharded run (made if its parent
     exists), checked writable before any work; ``what`` names the contents
-    in the errors."""
+    in the errors.  Without ``resume`` it must hold no shards yet."""
+    if not str(os.fspath(out)).strip():
+        raise OutputPathError(f"no directory given for {what}")
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise BgfastError(f"cannot write {what} to {out}: it is not a directory")
+        raise OutputPathError(f"cannot write {what} to {out}: it is not a directory")
     if not out.exists():
         if not out.parent.is_dir():
-            raise BgfastError(f"cannot write {what} to {out}: the directory {out.parent} does not exist")
-        out.mkdir()
+            raise OutputPathError(f"cannot write {what} to {out}: the directory {out.parent} "
+                                  "does not exist")
+        try:
+            out.mkdir()
+        except OSError as exc:
+            raise OutputPathError(f"cannot write {what} to {out}: "
+                                  f"{exc.strerror or exc}") from None
     check_writable(out / PARTIAL)
+    shards, partial = label_files(out)
+    if (shards or partial) and not resume:
+        raise BgfastError(f"{out} already holds {what}; give resume (--resume) to continue them, "
+                          "or choose another directory")
     return out
 
 
@@ -846,12 +856,9 @@ def run_shards(out, kind: str, names: tuple, expect: dict, count: int, total: in
         raise BgfastError("shard_size and block_size must be at least 1")
     if checkpoint_seconds <= 0:
         raise BgfastError("checkpoint_seconds must be positive")
-    out = prepare_directory(out, what)
+    out = prepare_directory(out, what, resume)
     expect = {**expect, "shard_size": shard_size}
     shards, partial = label_files(out)
-    if (shards or partial) and not resume:
-        raise BgfastError(f"{out} already holds {what}; give resume (--resume) to continue them, "
-                          "or choose another directory")
     # the finished shards: 0 .. k-1, complete and consistent
     for k, p in enumerate(shards):
         if p.name != _shard_name(k):

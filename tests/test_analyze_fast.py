@@ -65,6 +65,8 @@ def mixed_corpus(n=1200, seed=5):
         for row, most in ((0, 8), (1, 8)):
             for _ in range(rng.integers(0, most)):
                 b[row][rng.integers(0, 6)] += 1
+        if not b.any():                               # a side always has a checker left
+            b[1][0] = 1
     bear = position_ids(home)
     mids = _match_ids(rng)
     lines = []

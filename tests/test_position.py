@@ -115,8 +115,11 @@ def test_bad_position_ids(text, match):
 def test_id_with_too_many_checkers_or_clash():
     b = np.zeros((2, 25), dtype=np.uint8)
     b[1, 0] = 16
-    key = pack(np.zeros((1, 2, 25), dtype=np.uint8))   # valid empty key to start from
-    assert key.shape == (1, 10)
+    one = np.zeros((1, 2, 25), dtype=np.uint8)
+    one[0, 1, 5] = 1                                      # one checker left: a finished game
+    assert pack(one).shape == (1, 10)
+    with pytest.raises(InvalidPositionError, match="neither side has a checker"):
+        pack(np.zeros((1, 2, 25), dtype=np.uint8))
     with pytest.raises(InvalidPositionError, match="16 checkers"):
         Position(b)
     b[1, 0] = 2
@@ -146,7 +149,10 @@ def test_clash_check_reads_every_point():
     for b in boards:
         clash = [p for p in range(24) if b[0, p] and b[1, 23 - p]]
         got = _board.first_impossible(b[None])
-        assert got == ((0, 1, clash[0]) if clash else None)
+        if not b.any():                               # no checker on either side
+            assert got == (0, 0, 2)
+        else:
+            assert got == ((0, 1, clash[0]) if clash else None)
     assert 0.3 < np.mean([_board.first_impossible(b[None]) is not None for b in boards]) < 0.99
 
 

@@ -11,7 +11,14 @@
 * :func:`cubeless_option` adds ``--cubeless`` (the keyword ``cubeless``);
 * :func:`resumable_options` adds ``--resume``, ``--limit``, ``--jobs`` and
   ``--checkpoint-seconds`` to a long job that writes into a directory and
-  can be stopped and continued.
+  can be stopped and continued;
+* :data:`SEED` is the type of every ``--seed`` (0 to 2^64 - 1, the range
+  every random process of bgfast takes);
+* :class:`FloatRange` is :class:`click.FloatRange` without nan and the
+  infinities, the type of every number option;
+* :func:`given_options` names the options of a list given on the command
+  line (not left at their defaults), for the errors of options that do not
+  go together.
 
 A context that cannot occur (an impossible score, a turned cube in the
 Crawford game, a cube value that is not a power of 2, ...) is one line on
@@ -20,14 +27,31 @@ stderr and exit status 2, as every usage error.
 from __future__ import annotations
 
 import functools
+import math
 
 import click
+from click.core import ParameterSource
 
 from ..cube import CubeContext, MoneyRules, Owner, normalize_owner
 from ..met import MatchScore
 
 __all__ = ["json_option", "context_options", "cubeless_option", "resumable_options",
-           "resolve_context", "CONTEXT_OPTION_NAMES"]
+           "resolve_context", "given_options", "FloatRange", "SEED", "CONTEXT_OPTION_NAMES"]
+
+#: The seeds a command takes: every random process of bgfast is seeded with
+#: an integer of 64 bits without sign.
+SEED = click.IntRange(0, 2 ** 64 - 1)
+
+
+class FloatRange(click.FloatRange):
+    """A number in a range (:class:`click.FloatRange`) that is finite: nan
+    and the infinities, which compare false with any bound, are refused."""
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
 
 #: The keywords :func:`context_options` takes from the command line (its options' names).
 CONTEXT_OPTION_NAMES = ("money", "jacoby", "beaver", "score", "length", "crawford",
@@ -44,6 +68,15 @@ def cubeless_option(help: str = "Cubeless values instead of the values at the cu
     return click.option("--cubeless", is_flag=True, help=help)
 
 
+def given_options(*names: str) -> list[str]:
+    """The options (their first long name, e.g. ``--max-cube``) of the
+    keywords ``names`` that the current command line gives explicitly."""
+    ctx = click.get_current_context()
+    flags = {p.name: max(p.opts, key=len) for p in ctx.command.params}
+    return [flags[n] for n in names
+            if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)]
+
+
 def resumable_options(what: str, limit_help: str):
     """``--resume``, ``--limit``, ``--jobs`` and ``--checkpoint-seconds``
     (keywords ``resume``, ``limit``, ``jobs``, ``checkpoint_seconds``) of a
@@ -55,7 +88,7 @@ def resumable_options(what: str, limit_help: str):
                      help=limit_help),
         click.option("--jobs", "-j", type=click.IntRange(1), default=None,
                      help="Processes (default: every core); the results do not depend on it."),
-        click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+        click.option("--checkpoint-seconds", type=FloatRange(min=0, min_open=True),
                      default=60.0, show_default=True,
                      help="Write the shard being filled at least this often."),
     ]

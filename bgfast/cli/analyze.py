@@ -1,6 +1,7 @@
 """``bgfast analyze`` (position files) and ``bgfast analyze-match`` (.mat files)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -11,7 +12,7 @@ from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
-from ._options import cubeless_option, json_option
+from ._options import SEED, cubeless_option, json_option
 
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=1, show_default=True,
@@ -29,9 +30,17 @@ _COMMON = [
 
 
 def common(fn):
+    """The options of both analysis commands (and the check that
+    ``--address`` comes with ``--backend ray``)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("address") is not None and kwargs.get("backend") != "ray":
+            raise click.UsageError("--address is the Ray cluster's: give --backend ray")
+        return fn(*args, **kwargs)
+
     for opt in reversed(_COMMON):
-        fn = opt(fn)
-    return fn
+        wrapper = opt(wrapper)
+    return wrapper
 
 
 def _count_lines(path) -> int | None:
@@ -57,7 +66,7 @@ def _count_lines(path) -> int | None:
               help="Plays listed per checker decision.")
 @click.option("--rollout", "rollout_games", type=click.IntRange(0), default=0,
               help="Also roll out each position with this many games.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed for rollouts.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed for rollouts.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run into the same -o file.")
 @common
 def analyze(input_file, output, fmt, top, rollout_games, seed, resume, ply, evaluator, cubeless,
@@ -137,6 +146,8 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, 
 
     if output is not None:
         check_writable(output)
+    elif fmt != "jsonl":
+        raise click.UsageError(f"--format {fmt} is the format of the -o file: give -o FILE")
     from ..sgf import load_record
 
     match = load_record(mat_file)

@@ -8,7 +8,7 @@ import click
 
 from .._progress import Progress
 from . import PositionParam, emit_json, fail, main
-from ._options import json_option
+from ._options import FloatRange, given_options, json_option
 from ..errors import MissingTableError
 
 
@@ -32,7 +32,7 @@ def bearoff():
 @click.option("--threads", type=click.IntRange(1, 256), default=None,
               help="Threads, at most 256 (default: all cores for one-sided builds, 1 for two-sided; "
                    "2 helps a two-sided build on an idle machine).")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0), default=60.0,
+@click.option("--checkpoint-seconds", type=FloatRange(min=0), default=60.0,
               show_default=True,
               help="Save the work done to OUTPUT.partial at most this often; a killed build "
                    "run again with the same arguments goes on from there.")
@@ -58,6 +58,9 @@ def build(one_sided, two_sided, checkers, cubeful, layout, output, threads, chec
             table = bo.build_one_sided(one_sided, checkers, output, progress=prog,
                                        threads=threads, checkpoint_seconds=checkpoint_seconds)
     else:
+        if given_options("checkers"):
+            raise click.UsageError("--checkers is for one-sided tables (6xC gives a two-sided "
+                                   "table's checkers)")
         m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", two_sided)
         if not m:
             raise click.UsageError(f"--two-sided wants 6xC, not {two_sided!r}")

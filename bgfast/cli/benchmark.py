@@ -8,7 +8,7 @@ import click
 
 from .._progress import Progress
 from . import emit_json, main
-from ._options import json_option, resumable_options
+from ._options import FloatRange, SEED, json_option, resumable_options
 from ..benchmark import SETS
 
 
@@ -29,7 +29,7 @@ def benchmark():
               help="Rollout games per candidate [default: 144].")
 @click.option("--truncate", "-t", type=click.IntRange(0), default=None,
               help="Plies before the net evaluates (0 = play to the end) [default: 0].")
-@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=None,
+@click.option("--seed", "-s", type=SEED, default=None,
               help="Seed of the decisions and the rollouts [default: 21].")
 @click.option("--players", default=None,
               help="Self-play players and weights [default: net=45,pubeval=20,easy=10,medium=10,"
@@ -37,7 +37,7 @@ def benchmark():
 @click.option("--exclude", "excludes", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A positions file (the training data) whose positions are never used "
                    "(repeatable).")
-@click.option("--margin", type=click.FloatRange(min=0), default=None,
+@click.option("--margin", type=FloatRange(min=0), default=None,
               help="Candidates: the plays within this equity of the 0-ply best [default: 0.12].")
 @click.option("--max-candidates", type=click.IntRange(2, 255), default=None,
               help="Most candidates rolled out per decision [default: 8].")
@@ -122,7 +122,7 @@ def _chooser(evaluator: str, weights, shipped: bool):
 @_chooser_options("the shipped net, whatever $BGFAST_NET says")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None,
               help="Processes (default: every core); the results do not depend on it.")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+@click.option("--checkpoint-seconds", type=FloatRange(min=0, min_open=True),
               default=60.0, show_default=True,
               help="Write the extra plays at least this often.")
 @json_option("Print the summary as JSON.")

@@ -5,7 +5,7 @@ import click
 
 from . import POSITION_FORMS, PositionParam, emit_json, main
 from .. import cube as _cube
-from ._options import context_options, json_option
+from ._options import FloatRange, context_options, json_option
 
 
 def _parse_probs(text: str):
@@ -51,7 +51,7 @@ def position_probabilities(position, evaluator: str = "net"):
 @click.option("--probs", default=None, metavar="W,WG,WB,LG,LB",
               help="The 5 cubeless probabilities of the player on roll (fractions or %).")
 @context_options(table=True)
-@click.option("--efficiency", type=float, default=None,
+@click.option("--efficiency", type=FloatRange(0, 1), default=None,
               help="Cube efficiency (default: by position class; 0.68 with --probs).")
 @click.option("--evaluator", default="net", show_default=True,
               help="bgfast.evaluate evaluator for POSITION outside the bear-off tables.")

@@ -11,7 +11,7 @@ from .._progress import Progress
 from . import emit_json, main
 from ..rollout import policy_names
 from ..traindata import CLASSES
-from ._options import json_option, resumable_options
+from ._options import SEED, json_option, resumable_options
 
 _POLICIES = policy_names()
 
@@ -51,7 +51,7 @@ def data():
 @data.command()
 @click.option("-n", "count", type=click.IntRange(min=1), required=True,
               help="Distinct positions to find.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the games and of the order.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
               help="The positions file to write (.bgtd).")
@@ -107,7 +107,7 @@ def positions(count, seed, output, players, excludes, classes, bearoffs, pool, j
               help="Rollout games per position [default: 72].")
 @click.option("--truncate", "-t", type=click.IntRange(0), default=None,
               help="Plies before the net evaluates (0 = play to the end) [default: 11].")
-@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=None,
+@click.option("--seed", "-s", type=SEED, default=None,
               help="Seed; position i is rolled out with a seed of (seed, i) [default: 1].")
 @click.option("--policy", type=click.Choice(_POLICIES, case_sensitive=False), default="net",
               show_default=True, help="Who plays the rollouts.")

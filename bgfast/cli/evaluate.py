@@ -6,7 +6,7 @@ import json as _json
 import click
 
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
-from ._options import context_options, cubeless_option, json_option
+from ._options import SEED, context_options, cubeless_option, json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -92,17 +92,19 @@ def evaluation_doc(pos, ev, plies: int) -> dict:
 
 @main.command("calibrate-pubeval")
 @click.option("--games", type=click.IntRange(10), default=20000, show_default=True)
-@click.option("--seed", type=int, default=20261129, show_default=True)
+@click.option("--seed", type=SEED, default=20261129, show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration JSON here (default: stdout).")
 def calibrate(games, seed, output):
     """Fit pubeval's score -> probabilities map on seeded self-play."""
+    from .._files import atomic_write, check_writable
     from ..train import fit_pubeval_calibration
 
+    if output is not None:
+        check_writable(output, "calibration file")
     doc = fit_pubeval_calibration(games, seed)
-    if output:
-        with open(output, "w") as fh:
-            _json.dump(doc, fh, indent=1)
+    if output is not None:
+        atomic_write(output, _json.dumps(doc, indent=1))
         click.echo(f"wrote {output}", err=True)
     else:
         emit_json(doc)

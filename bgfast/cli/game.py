@@ -6,7 +6,7 @@ import copy
 import click
 
 from . import emit_json, fail, main
-from ._options import json_option
+from ._options import SEED, given_options, json_option
 from ..errors import BgfastError
 from ..formats import format_play
 from ..game import Game, Match, PartialPlay, Phase, Rules, check_name
@@ -368,6 +368,11 @@ class TerminalGame:
 LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
 
 
+#: The options of ``play`` that a resumed match takes from its file.
+_RESUMED_OPTIONS = ("length", "cube", "crawford", "max_cube", "jacoby", "beaver", "raccoon",
+                    "auto_doubles", "names")
+
+
 @main.command()
 @click.option("--opponent", "-o", type=click.Choice(LEVELS, case_sensitive=False),
               default="heuristic", show_default=True,
@@ -389,7 +394,7 @@ LEVELS = ("human", "beginner", "heuristic", "easy", "medium", "hard", "expert")
 @click.option("--watch", is_flag=True,
               help="Computer against computer: X plays at the --opponent level too "
                    "(unless --you names another level).")
-@click.option("--seed", type=int, default=None, help="Seed for the dice (same seed, same dice).")
+@click.option("--seed", type=SEED, default=None, help="Seed for the dice (same seed, same dice).")
 @click.option("--names", default=None,
               help="Player names as 'NAME_X,NAME_O' (no control characters).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None,
@@ -414,6 +419,10 @@ def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoo
     if save is not None:        # before the match: a bad path must not cost the match
         _check_save_path(save)
     if resume_file is not None:
+        given = given_options(*_RESUMED_OPTIONS)
+        if given:
+            raise click.UsageError(f"the match of --resume has its own length, rules and "
+                                   f"names: drop {', '.join(given)}")
         match = _load_match(resume_file)
         length = match.length
         names = match.names
@@ -426,7 +435,8 @@ def play(opponent, you, length, cube, crawford, max_cube, jacoby, beaver, raccoo
         names = _names(names, kinds)
         match = Match(length, rules, seed=seed, names=names)
     players = [None if k == "human" else
-               make_player(k, None if seed is None else seed + 1 + i) for i, k in enumerate(kinds)]
+               make_player(k, None if seed is None else (seed + 1 + i) % 2 ** 64)
+               for i, k in enumerate(kinds)]
     tg = TerminalGame(match, players, err=as_json, single=length == 0)
     what = f"a {length}-point match" if length else "a single game"
     tg.say(f"bgfast: {what}, {names[0]} (X) against {names[1]} (O); "

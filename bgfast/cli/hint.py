@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from . import DiceParam, emit_json, main
-from ._options import context_options, cubeless_option, json_option
+from ._options import SEED, context_options, cubeless_option, json_option
 
 
 def _text_context(kwargs: dict, met):
@@ -32,7 +32,7 @@ DICE = DiceParam()
                    "decision.")
 @click.option("--rollout-plays", type=click.IntRange(1, 32), default=4, show_default=True,
               help="How many of the leading plays to roll out.")
-@click.option("--seed", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the rollout's dice.")
 @context_options(base=_text_context)
 @cubeless_option("Rank the plays by cubeless equity instead of their value at the cube "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from . import emit_json, main
-from ._options import json_option
+from ._options import FloatRange, given_options, json_option
 from .. import met as _met
 
 
@@ -32,6 +32,10 @@ def _parse_free_drops(values) -> dict[int, float] | None:
     return out
 
 
+#: The options of the table generator (``--generate``), by keyword.
+_GENERATOR_OPTIONS = ("method", "gammon_rate", "gammon_rate_trailer", "efficiency", "free_drop")
+
+
 @main.command("met")
 @click.option("--table", "table_name", default=_met.DEFAULT_TABLE, show_default=True,
               help=f"Shipped table ({', '.join(_met.TABLE_NAMES)}) or the path prefix "
@@ -45,12 +49,12 @@ def _parse_free_drops(values) -> dict[int, float] | None:
 @click.option("--generate", is_flag=True, help="Compute a table instead of loading one.")
 @click.option("--method", type=click.Choice(["janowski", "zadeh"]), default="janowski",
               show_default=True, help="Generator: cube model for pre-Crawford scores.")
-@click.option("--gammon-rate", type=float, default=0.30, show_default=True,
+@click.option("--gammon-rate", type=FloatRange(0, 1), default=0.30, show_default=True,
               help="Generator: fraction of wins that are gammons (the leader's with "
                    "--gammon-rate-trailer).")
-@click.option("--gammon-rate-trailer", type=float, default=None,
+@click.option("--gammon-rate-trailer", type=FloatRange(0, 1), default=None,
               help="Generator: the trailer's gammon rate, if different.")
-@click.option("--efficiency", type=float, default=0.68, show_default=True,
+@click.option("--efficiency", type=FloatRange(0, 1), default=0.68, show_default=True,
               help="Generator (janowski): cube efficiency.")
 @click.option("--free-drop", "free_drop", multiple=True, metavar="AWAY=VALUE",
               help="Generator: post-Crawford free-drop value, e.g. 2=0.012 (repeatable).")
@@ -73,6 +77,11 @@ def met_command(table_name, length, away, crawford, post_crawford, generate, met
     """
     if length is not None and length < 1:
         raise click.BadParameter("must be at least 1", param_hint="--length")
+    given = given_options(*_GENERATOR_OPTIONS)
+    if given and not generate:
+        raise click.UsageError(f"{', '.join(given)} set the generator: give --generate")
+    if method == "zadeh" and "--efficiency" in given:
+        raise click.UsageError("--efficiency is the Janowski model's: drop it with --method zadeh")
     if generate:
         from ..metgen import generate as make_table
 
@@ -102,7 +111,7 @@ def met_command(table_name, length, away, crawford, post_crawford, generate, met
         raise _met.MissingTableError(
             f"table {table.name!r} covers up to {table.max_away}-away, not {show}; "
             "use --generate for longer tables")
-    if output:
+    if output is not None:
         paths = table.write_csv(output)
         click.echo(f"wrote {paths[0]} and {paths[1]}", err=True)
     comparison = _met.compare(table, None, min(table.max_away, _met.get_table().max_away)) if compare else None

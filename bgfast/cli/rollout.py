@@ -12,7 +12,7 @@ from ..rollout import (DEFAULT_LUCK_PLAYS, MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNC
                        policy_names)
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
-from ._options import context_options, cubeless_option, json_option
+from ._options import FloatRange, SEED, context_options, cubeless_option, json_option
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -24,7 +24,7 @@ DICE = DiceParam()
               show_default=True,
               help=f"Games per position, at most {MAX_TRIALS:.0e} (the maximum with --stderr); "
                    "memory does not grow with them.")
-@click.option("--seed", "-s", type=click.IntRange(0, 2 ** 64 - 1), default=0, show_default=True)
+@click.option("--seed", "-s", type=SEED, default=0, show_default=True)
 @click.option("--truncate", "-t", type=click.IntRange(0, MAX_TRUNCATE), default=0,
               show_default=True,
               help=f"Evaluate after this many plies, at most {MAX_TRUNCATE} "
@@ -51,7 +51,7 @@ DICE = DiceParam()
               help="Evaluator for luck, truncation and the evaluator policy: net (with "
                    "the bear-off tables), composite (tables + pubeval, faster, weaker), "
                    "pubeval or a registered kernel evaluator.")
-@click.option("--stderr", "stderr_target", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--stderr", "stderr_target", type=FloatRange(min=0, min_open=True), default=None,
               help="Stop once the equity's standard error is at most this (cubeful: the "
                    "cubeful equity's or EMG's).")
 @click.option("--dice", "-d", type=DICE, default=None,
@@ -94,6 +94,14 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays,
     if cube_decision and (cubeless or dice is not None or all_rolls):
         raise click.UsageError("--cube alone rolls out the cube decision: drop "
                                "--cubeless, --dice and --all-rolls")
+    if all_rolls and dice is not None:
+        raise click.UsageError("--all-rolls rolls out each of the 21 rolls: drop --dice")
+    if max_plays is not None and (all_rolls or cube_decision
+                                  or (dice is None and position.dice is None)):
+        raise click.UsageError("--max-plays goes with the plays of one roll (--dice, or a "
+                               "POSITION with a roll)")
+    if address is not None and backend != "ray":
+        raise click.UsageError("--address is the Ray cluster's: give --backend ray")
     cubeful = cube_decision or not cubeless
     given = {"trials": trials, "truncate": truncate, "variance_reduction": vr,
              "quasi_random": quasi, "early_stop": early_stop, "policy": policy.lower(),

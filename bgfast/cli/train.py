@@ -6,10 +6,11 @@ import click
 from click.core import ParameterSource
 
 from .._progress import Progress
+from ..duel import MAX_GAMES
 from ..net import MAX_HIDDEN
 from ..traindata import CLASSES
 from . import emit_json, main
-from ._options import json_option
+from ._options import FloatRange, SEED, json_option
 
 
 class _TrainGroup(click.Group):
@@ -34,9 +35,10 @@ def train():
               help="Train until this many self-play games in total.")
 @click.option("--hidden", type=click.IntRange(1, MAX_HIDDEN), default=64, show_default=True,
               help="Hidden units of each net (contact, race).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of weights and dice.")
-@click.option("--alpha", type=float, default=0.1, show_default=True, help="Learning rate.")
-@click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of weights and dice.")
+@click.option("--alpha", type=FloatRange(min=0, min_open=True), default=0.1, show_default=True,
+              help="Learning rate.")
+@click.option("--lambda", "lam", type=FloatRange(0, 1), default=0.5, show_default=True,
               help="TD lambda.")
 @click.option("--round-games", type=click.IntRange(min=1), default=16, show_default=True,
               help="Games played in parallel with the same weights.")
@@ -86,9 +88,9 @@ def _fit_default(name):
               show_default=True, help="Stop after this many epochs without a lower validation loss.")
 @click.option("--batch", type=click.IntRange(min=1), default=_fit_default("batch"),
               show_default=True, help="Positions per Adam step.")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=_fit_default("lr"),
+@click.option("--lr", type=FloatRange(min=0, min_open=True), default=_fit_default("lr"),
               show_default=True, help="Adam learning rate.")
-@click.option("--l2", type=click.FloatRange(min=0), default=_fit_default("l2"), show_default=True,
+@click.option("--l2", type=FloatRange(min=0), default=_fit_default("l2"), show_default=True,
               help="L2 penalty on the weights.")
 @click.option("--l2-anchor", type=click.Choice(["zero", "init"]), default=_fit_default("l2_anchor"),
               show_default=True, help="The L2 penalty pulls the weights towards zero or towards "
@@ -96,7 +98,7 @@ def _fit_default(name):
 @click.option("--weighting", type=click.Choice(["plain", "stderr"]),
               default=_fit_default("weighting"), show_default=True,
               help="Weight each output's loss by 1/(stderr^2+eps) (stderr) or not (plain).")
-@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True),
+@click.option("--val-fraction", type=FloatRange(0, 1, max_open=True),
               default=_fit_default("val_fraction"), show_default=True,
               help="Fraction of the positions held out for validation (seeded by position).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=_fit_default("seed"),
@@ -228,9 +230,9 @@ def train_one_sided(positions, out, table, init, min_points, hidden, rounds, ite
 @main.command()
 @click.argument("a")
 @click.argument("b")
-@click.option("--games", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Games (rounded up to whole duplicate pairs).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the dice.")
+@click.option("--games", type=click.IntRange(1, MAX_GAMES), default=1000, show_default=True,
+              help=f"Games (rounded up to whole duplicate pairs), at most {MAX_GAMES:.0e}.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the dice.")
 @click.option("--threads", type=click.IntRange(1, 256), default=None,
               help="Worker threads, at most 256 (default: all cores); the result does not depend on it.")
 @json_option("Output JSON.")
@@ -260,8 +262,9 @@ def duel(a, b, games, seed, threads, as_json):
               help="Self-play games whose positions are used.")
 @click.option("--plies", type=click.IntRange(1, 3), default=1, show_default=True,
               help="Look-ahead of the targets.")
-@click.option("--seed", type=int, default=1000, show_default=True, help="Seed of the games.")
-@click.option("--alpha", type=float, default=0.01, show_default=True, help="Learning rate.")
+@click.option("--seed", type=SEED, default=1000, show_default=True, help="Seed of the games.")
+@click.option("--alpha", type=FloatRange(min=0, min_open=True), default=0.01,
+              show_default=True, help="Learning rate.")
 @click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option("Print the summary as JSON.")
