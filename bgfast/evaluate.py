@@ -565,6 +565,9 @@ def rank_plays_batch(boards, dice, *, plies: int = 0, evaluator="net", keep: int
 def _check_search(plies, keep, window) -> tuple[int, int, float]:
     """The move filter's ``plies``, ``keep`` (>= 1) and ``window`` (>= 0),
     checked; raises :class:`BgfastError`."""
+    if (type(plies) is int and 0 <= plies <= MAX_PLIES and type(keep) is int and keep >= 1
+            and type(window) is float and window >= 0):      # the common case, cheaply
+        return plies, keep, window
     plies = _check_plies(plies)
     keep = check_whole("keep", keep, 1)
     try:
