@@ -107,6 +107,17 @@ def test_training_refuses_to_overwrite_without_resume(tmp_path):
     assert out.read_text() == "notes"
 
 
+def test_a_resumed_training_keeps_its_settings(tmp_path):
+    out = tmp_path / "t.npz"
+    args = ("train", "td", out, "--hidden", "8", "--threads", "1", "--quiet")
+    assert run(*args, "--games", "16").exit_code == 0
+    err = one_line_error(run(*args, "--games", "32", "--resume", "--seed", "7"))
+    assert "drop --hidden, --seed" in err
+    r = run("train", "td", out, "--games", "32", "--resume", "--alpha", "0.05", "--quiet",
+            "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["games_done"] == 32
+
+
 def test_met_output_directory(tmp_path):
     assert "no directory" in one_line_error(run("met", "--generate", "--length", "5", "--output", ""))
     one_line_error(run("met", "--generate", "--length", "5", "--output", "/proc/bgfast-met"))

@@ -10,7 +10,7 @@ from ..duel import MAX_GAMES
 from ..net import MAX_HIDDEN
 from ..traindata import CLASSES
 from . import emit_json, main
-from ._options import FloatRange, SEED, json_option
+from ._options import FloatRange, SEED, given_options, json_option
 
 
 class _TrainGroup(click.Group):
@@ -58,7 +58,14 @@ def train():
 def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpoint_every, resume,
              init, features, quiet, as_json):
     """Train the net by TD(lambda) self-play and write the weights to OUT (.npz)."""
+    import os
+
     from ..train import train as run
+
+    given = given_options("hidden", "seed", "lam", "round_games", "init", "features")
+    if resume and os.path.exists(out) and given:
+        raise click.UsageError(f"the run checkpointed in {out} has its own settings: drop "
+                               f"{', '.join(given)} (--alpha may change)")
 
     st = run(out, games, hidden=hidden, seed=seed, alpha=alpha, lam=lam,
              round_games=round_games, threads=threads, checkpoint_every=checkpoint_every,
