@@ -1191,6 +1191,7 @@ def run(lines: Iterable[str], *, output: str | None = None, fmt: str = "jsonl",
             if resume:
                 raise BgfastError(f"--resume needs a regular output file, not {output}")
         else:
+            check_writable(output + RUN_RECORD, "run record")
             digest = hashlib.sha256()
             if resume:
                 start, keep, it, hashed = _resume(output, fmt, settings, it, digest)

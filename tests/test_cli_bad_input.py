@@ -100,6 +100,15 @@ def test_a_benchmark_directory_with_shards_is_refused_before_the_draw(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.bgtd"]
 
 
+def test_the_run_record_of_an_analysis_is_checked_first(tmp_path):
+    (tmp_path / "pos.txt").write_text("4HPwATDgc/ABMA 31\n")
+    (tmp_path / "out.jsonl.resume.json").mkdir()
+    err = one_line_error(run("analyze", tmp_path / "pos.txt", "-o", tmp_path / "out.jsonl",
+                             "--ply", "0"))
+    assert "cannot write run record" in err and "it is a directory" in err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_training_refuses_to_overwrite_without_resume(tmp_path):
     out = tmp_path / "t.npz"
     out.write_text("notes")
