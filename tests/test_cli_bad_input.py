@@ -120,8 +120,10 @@ def test_a_resumed_training_keeps_its_settings(tmp_path):
     out = tmp_path / "t.npz"
     args = ("train", "td", out, "--hidden", "8", "--threads", "1", "--quiet")
     assert run(*args, "--games", "16").exit_code == 0
-    err = one_line_error(run(*args, "--games", "32", "--resume", "--seed", "7"))
-    assert "drop --hidden, --seed" in err
+    err = one_line_error(run(*args, "--games", "32", "--resume", "--seed", "7", "--hidden", "9"))
+    assert "has --hidden 8, --seed 0" in err
+    # the same command line resumes
+    assert run(*args, "--games", "24", "--resume").exit_code == 0
     r = run("train", "td", out, "--games", "32", "--resume", "--alpha", "0.05", "--quiet",
             "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["games_done"] == 32

@@ -62,10 +62,18 @@ def train_td(out, games, hidden, seed, alpha, lam, round_games, threads, checkpo
 
     from ..train import train as run
 
-    given = given_options("hidden", "seed", "lam", "round_games", "init", "features")
-    if resume and os.path.exists(out) and given:
-        raise click.UsageError(f"the run checkpointed in {out} has its own settings: drop "
-                               f"{', '.join(given)} (--alpha may change)")
+    if resume and os.path.exists(out):
+        from ..net import load
+
+        st = load(out).meta.get("train") or {}
+        asked = {"--hidden": hidden, "--seed": seed, "--lambda": lam, "--round-games": round_games}
+        held = {"--hidden": st.get("hidden"), "--seed": st.get("seed"),
+                "--lambda": st.get("lambda"), "--round-games": st.get("round_games")}
+        differ = [f"{o} {held[o]}" for o in given_options("hidden", "seed", "lam", "round_games")
+                  if held[o] is not None and asked[o] != held[o]]
+        if differ:
+            raise click.UsageError(f"the run checkpointed in {out} has {', '.join(differ)}: "
+                                   "resume it with its settings (--alpha may change)")
 
     st = run(out, games, hidden=hidden, seed=seed, alpha=alpha, lam=lam,
              round_games=round_games, threads=threads, checkpoint_every=checkpoint_every,
