@@ -7,6 +7,9 @@ writes a file.
   temporary file beside the target, is flushed to disk, then renamed over
   the target, so a reader never sees a half-written file and a crash leaves
   the old file (or none) in place.
+* :func:`write_output`: an output file of a command, atomically where it
+  is a regular file, in place where it is a device, a pipe or a link
+  (``-o /dev/stdout``).
 * :func:`directory_lock`: processes that fill the same cache directory
   take turns (an advisory lock on the directory itself, no lock file).
 * :func:`bounded_lines`, :func:`line_problem`, :func:`shorten`: input lines
@@ -25,7 +28,7 @@ from typing import Iterator, TextIO
 
 from .errors import OutputPathError
 
-__all__ = ["atomic_open", "atomic_write", "check_writable", "directory_lock", "bounded_lines", "line_problem",
+__all__ = ["atomic_open", "atomic_write", "write_output", "check_writable", "directory_lock", "bounded_lines", "line_problem",
            "shorten", "MAX_LINE", "QUOTE"]
 
 #: The longest input line read whole (characters, without its newline); a
@@ -120,6 +123,19 @@ def atomic_write(path, data, fsync: bool = True) -> None:
         else:
             for chunk in data:
                 f.write(chunk)
+
+
+def write_output(path, text: str) -> None:
+    """Write ``text`` to the output file ``path`` (checked beforehand with
+    ``check_writable(path, stream=True)``): with :func:`atomic_write` where
+    it is a regular file or a new one, in place where it is a device, a
+    pipe or a link (``/dev/stdout``), which a rename would replace."""
+    p = Path(path)
+    if p.is_symlink() or (p.exists() and not p.is_file()):
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        atomic_write(p, text)
 
 
 @contextmanager

@@ -63,7 +63,7 @@ import numpy as np
 
 from ._files import atomic_write, bound_lines, check_writable, line_problem, shorten
 from ._workers import cores, ordered_map
-from .errors import BgfastError, InvalidRecordError, check_seed, check_whole
+from .errors import BgfastError, InvalidRecordError, check_flag, check_seed, check_whole
 from .cube import ACTIONS, CubeContext, ContextColumn, decide_cube
 from .formats import MatchState, parse_dice, parse_position_text
 from .position import Position, PositionClass, _CheckedBoards
@@ -235,10 +235,8 @@ class AnalysisSettings:
         if not isinstance(self.evaluator, str) or self.evaluator not in evaluator_names():
             raise BgfastError(f"analysis setting evaluator {self.evaluator!r} is unknown; choose "
                               f"from {', '.join(evaluator_names())}")
-        if not isinstance(self.cubeless, (bool, np.bool_)):
-            raise BgfastError(f"analysis setting cubeless must be True or False, "
-                              f"not {self.cubeless!r}")
-        object.__setattr__(self, "cubeless", bool(self.cubeless))
+        object.__setattr__(self, "cubeless", check_flag("analysis setting cubeless",
+                                                        self.cubeless))
 
 
 # ---------------------------------------------------------------------------

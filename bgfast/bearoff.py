@@ -129,8 +129,8 @@ _PAD_START = HEADER.size - 60     # the 56 reserved (zero) bytes before the head
 
 def num_positions(points: int, checkers: int) -> int:
     """Number of one-sided positions: up to ``checkers`` (0..15) on
-    ``points`` (1..24) points."""
-    points = check_whole("points", points, 1, 24, error=InvalidPositionError)
+    ``points`` (at least 1) points."""
+    points = check_whole("points", points, 1, error=InvalidPositionError)
     checkers = check_whole("checkers", checkers, 0, MAX_CHECKERS, error=InvalidPositionError)
     return int(_k.comb(points + checkers, points))
 

@@ -74,7 +74,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import BgfastError, DatabaseError
+from .errors import BgfastError, DatabaseError, check_number
 from .evaluate import race_points, use_race_points
 from .position import Position, pack, unpack
 from .rollout import RolloutSettings
@@ -323,8 +323,7 @@ def build(out, decisions: int = 300, *, sets=None, seed: int = DEFAULT_SEED,
     s = settings or REFERENCE_SETTINGS
     if s.cube is not None:
         raise BgfastError("the benchmark's rollouts are cubeless")
-    if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
-        raise BgfastError("margin must be a number >= 0")
+    margin = check_number("margin", margin, 0)
     if not 1 <= int(min_candidates) <= int(max_candidates) <= 255:
         raise BgfastError("candidates: 1 <= min_candidates <= max_candidates <= 255")
     if limit is not None and int(limit) < 0:

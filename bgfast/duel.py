@@ -281,9 +281,7 @@ def duel(a, b, games: int = 1000, seed: int = 0, threads: int | None = None,
     for the peer engines) instead of the C kernel -- the same dice, for checking."""
     import time
 
-    games = check_whole("games", games)
-    if not 1 <= games <= MAX_GAMES:
-        raise BgfastError(f"games must be 1 .. {MAX_GAMES:.0e}, not {games}")
+    games = check_whole("games", games, 1, MAX_GAMES, span=f"1..{MAX_GAMES:.0e}")
     seed = check_seed(seed)
     pa, pb = get_player(a), get_player(b)
     na, nb = getattr(pa, "name", str(a)), getattr(pb, "name", str(b))

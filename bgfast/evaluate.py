@@ -43,7 +43,7 @@ from . import cube as _cube
 from ._evaluator import (PROB_NAMES, Evaluation, Evaluator, bearoff_tables, boards_and_dice,
                          ensure_tables, equity, install_bearoff_tables, invert, load_calibration,
                          pubeval_weights, race_points, use_race_points)
-from .errors import BgfastError, InvalidPositionError, check_whole
+from .errors import BgfastError, InvalidPositionError, check_number, check_whole
 from .formats import check_dice
 from .movegen import ALL_ROLLS, ROLL_WEIGHTS, _frozen, _kernel_failure, legal_plays_batch
 from .position import (Position, PositionClass, _CheckedBoards, as_board, as_boards,
@@ -570,13 +570,7 @@ def _check_search(plies, keep, window) -> tuple[int, int, float]:
         return plies, keep, window
     plies = _check_plies(plies)
     keep = check_whole("keep", keep, 1)
-    try:
-        w = float(window)
-    except (TypeError, ValueError):
-        w = float("nan")
-    if isinstance(window, bool) or not w >= 0:
-        raise BgfastError(f"window must be a number >= 0, not {window!r}")
-    return plies, keep, w
+    return plies, keep, check_number("window", window, 0, finite=False)
 
 
 def _mover_values(onroll, sort: bool = True):

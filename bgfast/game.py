@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError, check_seed
+from .errors import BgfastError, IllegalActionError, InvalidMoveError, InvalidRecordError
 from .formats import (CubeOwner, GameState, MatchState, Resignation, XGID, apply_moves,
                       check_dice, expand_steps, match_play, parse_play)
 from .movegen import Play, legal_plays
@@ -327,7 +327,17 @@ class GameResult:
 def _rng(seed, rng):
     if rng is not None:
         return rng
-    return np.random.default_rng(None if seed is None else check_seed(seed))
+    return _generator(seed)
+
+
+def _generator(seed) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)`` (a seed is anything it takes: an
+    integer >= 0, a sequence of them, a SeedSequence), its refusal a
+    :class:`BgfastError`."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise BgfastError(f"bad seed {seed!r}: {exc}") from None
 
 
 class Game:
@@ -909,8 +919,8 @@ class Match:
         self.length = _check_length(length)
         self.rules.check_for_match(self.length)
         self.names = _check_names(names)
-        self.seed = None if seed is None else check_seed(seed)
-        self.rng = np.random.default_rng(self.seed)
+        self.seed = seed
+        self.rng = _generator(seed)
         self.games: list[Game] = []
 
     @property

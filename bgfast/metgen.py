@@ -8,14 +8,13 @@ example to 64-away.  It sits above :mod:`bgfast.met` (the tables) and
 """
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Mapping
 
 import numpy as np
 
 from . import cube as _cube
-from .errors import BgfastError, InvalidScoreError, check_whole
+from .errors import BgfastError, InvalidScoreError, check_number, check_whole
 from .met import MatchEquityTable, MatchScore
 
 __all__ = ["generate", "DEFAULT_FREE_DROPS", "MAX_LENGTH"]
@@ -70,13 +69,6 @@ def _post_crawford_row(n: int, gammon_rate: float, win_rate: float,
     return post[1:]
 
 
-def _number(value, what: str) -> float:
-    """``value`` as a float, or :class:`BgfastError` naming ``what``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise BgfastError(f"{what} must be a number, not {value!r}")
-    return float(value)
-
-
 def _free_drops(free_drops) -> dict[int, float]:
     """``free_drops`` checked: even away scores >= 2 to finite values >= 0."""
     if not isinstance(free_drops, Mapping):
@@ -85,13 +77,9 @@ def _free_drops(free_drops) -> dict[int, float]:
     out = {}
     for k, v in free_drops.items():
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2 or k % 2:
-            raise BgfastError(f"free_drops key {k!r} is not an away score of a free drop: "
-                              "the trailer's even away scores 2, 4, 6, ...")
-        x = _number(v, f"the free drop value at {k}-away")
-        if not (math.isfinite(x) and x >= 0.0):
-            raise BgfastError(f"the free drop value at {k}-away must be a finite number >= 0, "
-                              f"not {v!r}")
-        out[int(k)] = x
+            raise BgfastError(f"no free drop at {k!r}-away: free drops are at the trailer's "
+                              "even away scores 2, 4, 6, ...")
+        out[int(k)] = check_number(f"the free drop value at {k}-away", v, 0)
     return out
 
 
@@ -133,21 +121,15 @@ def generate(length: int = 25, *, gammon_rate: float | tuple[float, float] = 0.3
     if isinstance(gammon_rate, (tuple, list)):
         if len(gammon_rate) != 2:
             raise BgfastError("gammon_rate must be one number or a pair (leader, trailer)")
-        g_lead, g_trail = (_number(v, "gammon rate") for v in gammon_rate)
+        g_lead, g_trail = (check_number("gammon rate", v, 0, 1, hi_open=True)
+                           for v in gammon_rate)
     else:
-        g_lead = g_trail = _number(gammon_rate, "gammon rate")
-    for g in (g_lead, g_trail):
-        if not 0.0 <= g < 1.0:
-            raise BgfastError(f"gammon rate must lie in [0, 1), not {g}")
-    win_rate = _number(win_rate, "win rate")
-    if not 0.0 < win_rate < 1.0:
-        raise BgfastError(f"win rate must lie in (0, 1), not {win_rate}")
+        g_lead = g_trail = check_number("gammon rate", gammon_rate, 0, 1, hi_open=True)
+    win_rate = check_number("win rate", win_rate, 0, 1, lo_open=True, hi_open=True)
     if not isinstance(method, str) or method.lower() not in ("zadeh", "janowski"):
         raise BgfastError(f"unknown method {method!r}; use 'zadeh' or 'janowski'")
     method = method.lower()
-    x = 1.0 if method == "zadeh" else _number(efficiency, "cube efficiency")
-    if not 0.0 <= x <= 1.0:
-        raise BgfastError(f"cube efficiency must lie in [0, 1], not {efficiency}")
+    x = 1.0 if method == "zadeh" else check_number("cube efficiency", efficiency, 0, 1)
     if name is not None and not isinstance(name, str):
         raise BgfastError(f"name must be a string or None, not {type(name).__name__}")
     fd = DEFAULT_FREE_DROPS if free_drops is None else _free_drops(free_drops)

@@ -41,7 +41,7 @@ import numpy as np
 from . import _bearoff, _net
 from ._files import atomic_open, check_writable
 from ._progress import Progress
-from .errors import BgfastError
+from .errors import BgfastError, check_seed
 
 __all__ = ["INPUTS", "BINS", "HEADS", "FAR_POINT", "encode", "beyond", "race_sides", "forward",
            "distributions", "OneSidedSettings", "train"]
@@ -326,7 +326,8 @@ class OneSidedSettings:
                  final_lr=3e-4, seed=0, heads=HEADS, from_init=False):
         self.min_points, self.hidden, self.rounds = int(min_points), int(hidden), int(rounds)
         self.heads, self.from_init = int(heads), bool(from_init)
-        self.iterations, self.epochs, self.seed = int(iterations), int(epochs), int(seed)
+        self.iterations, self.epochs = int(iterations), int(epochs)
+        self.seed = check_seed(seed)
         self.lr, self.final_lr = float(lr), float(final_lr)
         if not 6 <= self.min_points < FAR_POINT - 1:
             raise BgfastError(f"min_points must be 6..{FAR_POINT - 2}, not {self.min_points}")

@@ -57,7 +57,6 @@ rollouts are cubeless, and say so.
 from __future__ import annotations
 
 import json
-import math
 from collections import deque
 from contextlib import closing
 from dataclasses import asdict, dataclass, replace
@@ -67,7 +66,8 @@ import numpy as np
 from . import _rollout
 from ._workers import WorkerError, cores, ordered_map
 from .cube import CubeContext, CubeDecision, valued_decisions
-from .errors import BgfastError, InvalidCubeError, InvalidPositionError, check_seed, check_whole
+from .errors import (BgfastError, InvalidCubeError, InvalidPositionError, check_flag, check_number,
+                     check_seed, check_whole)
 from .evaluate import (EVAL_COMPOSITE, EVAL_PUBEVAL, POLICY_EVAL, POLICY_PUBEVAL, PROB_NAMES,
                        ensure_tables as _ensure_tables, invert,
                        race_points as _race_points, use_race_points as _use_race_points)
@@ -242,22 +242,24 @@ class RolloutSettings:
     luck_plays: int | None = None
 
     def __post_init__(self):
-        for name in ("trials", "seed", "truncate", "min_trials", "batch", "chunk", "retries"):
-            check_whole(name, getattr(self, name))
-        for name in ("jobs", "luck_plays"):
-            if getattr(self, name) is not None:
-                check_whole(name, getattr(self, name))
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("trials", check_whole("trials", self.trials, 1, MAX_TRIALS, span=f"1..{MAX_TRIALS:.0e}"))
+        put("truncate", check_whole("truncate", self.truncate, 0, MAX_TRUNCATE))
+        put("seed", check_seed(self.seed))
+        put("min_trials", check_whole("min_trials", self.min_trials, 0))
+        put("batch", check_whole("batch", self.batch, 1))
+        put("chunk", check_whole("chunk", self.chunk, 1, MAX_CHUNK))
+        put("retries", check_whole("retries", self.retries, 0))
+        if self.jobs is not None:
+            put("jobs", check_whole("jobs", self.jobs, 1))
+        if self.luck_plays is not None:
+            put("luck_plays", check_whole("luck_plays", self.luck_plays, 0, MAX_LUCK_PLAYS))
         for name in ("variance_reduction", "quasi_random", "early_stop"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise BgfastError(f"{name} must be True or False, not {getattr(self, name)!r}")
-        if self.stderr_target is not None and not (
-                isinstance(self.stderr_target, (int, float, np.number))
-                and math.isfinite(self.stderr_target)):
-            raise BgfastError(f"stderr_target must be a finite number, not {self.stderr_target!r}")
-        if not 1 <= self.trials <= MAX_TRIALS:
-            raise BgfastError(f"trials must be 1 .. {MAX_TRIALS:.0e}, not {self.trials}")
-        if not 0 <= self.truncate <= MAX_TRUNCATE:
-            raise BgfastError(f"truncate must be 0 .. {MAX_TRUNCATE} plies, not {self.truncate}")
+            put(name, check_flag(name, getattr(self, name)))
+        if self.stderr_target is not None:
+            put("stderr_target", check_number("stderr_target", self.stderr_target, 0, lo_open=True))
         if self.policy not in POLICIES and self.policy not in LEVEL_POLICIES:
             raise BgfastError(f"unknown policy {self.policy!r}; choose from {', '.join(policy_names())}")
         if self.evaluator not in KERNEL_EVALUATORS and self.evaluator != "net":
@@ -265,22 +267,9 @@ class RolloutSettings:
                               f"{', '.join(evaluator_names())}")
         if self.backend not in BACKENDS:
             raise BgfastError(f"unknown backend {self.backend!r}; choose from {', '.join(BACKENDS)}")
-        if self.jobs is not None and self.jobs < 1:
-            raise BgfastError("jobs must be at least 1")
-        if self.retries < 0:
-            raise BgfastError("retries must be >= 0")
-        if not 1 <= self.chunk <= MAX_CHUNK:
-            raise BgfastError(f"chunk must be 1 .. {MAX_CHUNK}, not {self.chunk}")
-        if self.batch < 1 or self.min_trials < 0:
-            raise BgfastError("batch must be at least 1 and min_trials at least 0")
-        check_seed(self.seed)
-        if self.stderr_target is not None and self.stderr_target <= 0:
-            raise BgfastError("stderr_target must be positive")
         if self.cube is not None:
             object.__setattr__(self, "cube", CubeContext.of(self.cube))
         if self.luck_plays is not None:
-            if not 0 <= self.luck_plays <= MAX_LUCK_PLAYS:
-                raise BgfastError(f"luck_plays must be 0 .. {MAX_LUCK_PLAYS}, not {self.luck_plays}")
             if self.luck_plays and not (self.variance_reduction and _net_level(self.policy)):
                 raise BgfastError("luck_plays needs variance reduction and a net level as the "
                                   f"policy (not {self.policy!r})")

@@ -29,7 +29,7 @@ from . import _evaluate, _rollout
 from . import net as _netmod
 from ._files import atomic_open, check_writable
 from ._progress import Progress
-from .errors import BgfastError, OutputPathError
+from .errors import BgfastError, OutputPathError, check_number, check_seed, check_whole
 from .evaluate import POLICY_PUBEVAL, PROB_NAMES, invert
 from .position import PositionClass, classify_boards
 
@@ -39,11 +39,6 @@ __all__ = ["train", "supervise", "fit_pubeval_calibration", "STEP", "fit", "FitS
 
 STEP = 1024        # games between progress updates (rounded to whole rounds)
 
-
-def _check_rate(name: str, value) -> None:
-    """A learning rate: a finite number above 0."""
-    if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value > 0):
-        raise BgfastError(f"the learning rate {name} must be a finite number > 0, not {value!r}")
 
 
 def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.1,
@@ -68,13 +63,12 @@ def train(out, games: int, *, hidden: int = 64, seed: int = 0, alpha: float = 0.
     a terminal's stderr (:class:`bgfast._progress.Progress`).  ``out`` is
     checked to be writable before any game is played.
     """
-    if games < 0:
-        raise BgfastError("games must be >= 0")
-    if round_games < 1:
-        raise BgfastError("round_games must be >= 1")
-    _check_rate("alpha", alpha)
-    if not 0 <= lam <= 1:
-        raise BgfastError(f"lambda must be in [0, 1], not {lam!r}")
+    games = check_whole("games", games, 0)
+    round_games = check_whole("round_games", round_games, 1)
+    hidden = check_whole("hidden", hidden, 1, _netmod.MAX_HIDDEN)
+    seed = check_seed(seed)
+    alpha = check_number("the learning rate alpha", alpha, 0, lo_open=True)
+    lam = check_number("lambda", lam, 0, 1)
     threads = threads or os.cpu_count() or 1
     groups = _netmod.group_mask(features)
     check_writable(out, "weights file")
@@ -135,9 +129,10 @@ def supervise(out, init, games: int, *, plies: int = 1, seed: int = 1000, alpha:
     ``plies`` look-ahead (bear-off databases included); the net is then
     trained towards these targets for ``epochs`` passes in a seeded order and
     written to ``out``.  Deterministic for given arguments."""
-    if games < 1 or epochs < 1 or plies < 1:
-        raise BgfastError("games, epochs and plies must be >= 1")
-    _check_rate("alpha", alpha)
+    games, epochs = check_whole("games", games, 1), check_whole("epochs", epochs, 1)
+    plies = check_whole("plies", plies, 1, 3)
+    seed = check_seed(seed)
+    alpha = check_number("the learning rate alpha", alpha, 0, lo_open=True)
     check_writable(out, "weights file")
     net = init.copy() if isinstance(init, _netmod.Net) else _netmod.load(init)
     t0 = time.monotonic()
@@ -295,7 +290,7 @@ class FitSettings:
         return out
 
     def check(self) -> "FitSettings":
-
+        check_seed(self.seed)
         if self.epochs < 1 or self.batch < 1 or self.patience < 1 or self.hidden < 1:
             raise BgfastError("epochs, batch, patience and hidden must be at least 1")
         if not 0 <= self.widen_to <= _netmod.MAX_HIDDEN:

@@ -1,6 +1,8 @@
 """Bad input to the Python API raises a :class:`bgfast.errors.BgfastError`
 subclass with a clear message: formats, evaluate, analyze, bearoff,
 matfile, sgf and metgen."""
+import json
+
 import numpy as np
 import pytest
 
@@ -147,7 +149,7 @@ def test_build_threads_at_least_one(threads):
 
 
 def test_counts_of_impossible_tables():
-    with pytest.raises(InvalidPositionError, match=r"points must be an integer 1\.\.24, not -1"):
+    with pytest.raises(InvalidPositionError, match=r"points must be an integer >= 1, not -1"):
         bearoff.num_positions(-1, 3)
     with pytest.raises(InvalidPositionError, match=r"checkers must be an integer 0\.\.15, not 16"):
         bearoff.num_positions(6, 16)
@@ -209,19 +211,19 @@ def test_sgf_cube_value_not_a_number(cv):
 
 @pytest.mark.parametrize("kw,msg", [
     (dict(free_drops=[1, 2]), r"free_drops must map away scores to values"),
-    (dict(gammon_rate="x"), r"gammon rate must be a number"),
-    (dict(gammon_rate=(0.3, "x")), r"gammon rate must be a number"),
-    (dict(win_rate="x"), r"win rate must be a number"),
-    (dict(efficiency="x"), r"cube efficiency must be a number"),
+    (dict(gammon_rate="x"), r"gammon rate must be a finite number"),
+    (dict(gammon_rate=(0.3, "x")), r"gammon rate must be a finite number"),
+    (dict(win_rate="x"), r"win rate must be a finite number"),
+    (dict(efficiency="x"), r"cube efficiency must be a finite number"),
     (dict(method=3), r"unknown method 3"),
-    (dict(free_drops={-3: 0.1}), r"free_drops key -3 is not an away score"),
-    (dict(free_drops={"a": 0.1}), r"free_drops key 'a' is not an away score"),
-    (dict(free_drops={0: 0.1}), r"free_drops key 0 is not an away score"),
-    (dict(free_drops={1: 0.1}), r"free_drops key 1 is not an away score"),
-    (dict(free_drops={3: 0.1}), r"free_drops key 3 is not an away score"),
+    (dict(free_drops={-3: 0.1}), r"no free drop at -3-away"),
+    (dict(free_drops={"a": 0.1}), r"no free drop at 'a'-away"),
+    (dict(free_drops={0: 0.1}), r"no free drop at 0-away"),
+    (dict(free_drops={1: 0.1}), r"no free drop at 1-away"),
+    (dict(free_drops={3: 0.1}), r"no free drop at 3-away"),
     (dict(free_drops={2: -0.1}), r"free drop value at 2-away must be a finite number >= 0"),
     (dict(free_drops={2: float("nan")}), r"free drop value at 2-away must be a finite"),
-    (dict(free_drops={2: "x"}), r"free drop value at 2-away must be a number"),
+    (dict(free_drops={2: "x"}), r"free drop value at 2-away must be a finite number"),
     (dict(free_drops={2: 0.7}), r"free drop at 2-away is worth 0\.7, more than the trailer's MWC"),
 ])
 def test_generate_bad_arguments(kw, msg):
@@ -238,3 +240,39 @@ def test_generate_length_is_capped(length):
 def test_generate_accepts_even_free_drops():
     t = metgen.generate(6, free_drops={2: 0.01, 6: 0.001})
     assert t.post[1] == pytest.approx(0.49)
+
+
+def test_seeds_counts_flags_and_rates(tmp_path):
+    from bgfast.game import Match, money_session
+    from bgfast.rollout import RolloutSettings
+    from bgfast.train import train
+
+    for bad in (lambda: Match(5, seed=-1), lambda: money_session(seed=-2),
+                lambda: RolloutSettings(trials=2.5), lambda: RolloutSettings(seed=1.5),
+                lambda: RolloutSettings(trials="10"), lambda: RolloutSettings(jobs=1.5),
+                lambda: RolloutSettings(luck_plays=1.5), lambda: RolloutSettings(truncate=2.5),
+                lambda: RolloutSettings(min_trials=float("nan")),
+                lambda: RolloutSettings(stderr_target=float("nan")),
+                lambda: RolloutSettings(variance_reduction="no"),
+                lambda: RolloutSettings(stderr_target=True),
+                lambda: train(tmp_path / "t.npz", 1, alpha=float("inf")),
+                lambda: train(tmp_path / "t.npz", 1, lam=2.0),
+                lambda: train(tmp_path / "t.npz", 1.5),
+                lambda: train(tmp_path / "t.npz", 1, seed=-1),
+                lambda: train(tmp_path / "t.npz", 1, seed=2 ** 64),
+                lambda: train(tmp_path / "t.npz", 1, round_games=1.5),
+                lambda: train(tmp_path / "t.npz", 1, lam="0.5"),
+                lambda: evaluate_ply(Position.initial().board, np.array(1.0))):
+        with pytest.raises(BgfastError):
+            bad()
+    assert not (tmp_path / "t.npz").exists()
+    (tmp_path / "t.npz").write_text("x")
+    with pytest.raises(OutputPathError, match="resume"):
+        train(tmp_path / "t.npz", 1)
+    # numpy's integers are whole numbers, and the settings hold them as ints
+    s = RolloutSettings(trials=np.int64(36), seed=np.uint64(2 ** 64 - 1), jobs=np.int32(1))
+    assert (s.trials, s.seed, s.jobs) == (36, 2 ** 64 - 1, 1) and type(s.seed) is int
+    assert json.loads(json.dumps(s.to_dict()))["trials"] == 36
+    # a match's dice take any seed numpy takes
+    for seed in (2 ** 70, [1, 2], np.random.SeedSequence(3)):
+        Match(5, seed=seed)

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,11 +86,20 @@ def test_calibration_output_is_checked_before_the_games(tmp_path):
     assert r.exit_code == 0 and json.loads((tmp_path / "c.json").read_text())["games"] == 10
 
 
-def test_a_label_directory_must_be_named_and_writable(tmp_path):
-    for out in ("", "/proc/bgfast-labels"):
-        one_line_error(run("data", "values", "data/training/crashed-1.bgtd", "-o", out,
-                           "--limit", "2"))
-    assert not (tmp_path / "partial.bgtd").exists()
+def test_calibration_to_a_pipe_is_written_in_place():
+    r = subprocess.run([sys.executable, "-m", "bgfast", "calibrate-pubeval", "--games", "10",
+                        "-o", "/dev/stdout"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["games"] == 10
+
+
+def test_a_label_directory_must_be_named_and_writable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                  # an empty name would be this directory
+    crashed = Path(__file__).parent.parent / "data" / "training" / "crashed-1.bgtd"
+    assert "no directory given" in one_line_error(
+        run("data", "values", crashed, "-o", "", "--limit", "2"))
+    assert "cannot write labels" in one_line_error(
+        run("data", "values", crashed, "-o", "/proc/bgfast-labels", "--limit", "2"))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_benchmark_directory_with_shards_is_refused_before_the_draw(tmp_path):
@@ -151,10 +161,12 @@ def test_met_output_directory(tmp_path):
     ("analyze", "-", "--address", "127.0.0.1:6379"),
     ("analyze-match", MAT, "--address", "127.0.0.1:6379"),
     ("analyze-match", MAT, "--format", "html"),
-    ("bearoff", "build", "--two-sided", "6x2", "--checkers", "3", "-o", "/tmp/never.bgb"),
+    ("bearoff", "build", "--two-sided", "6x2", "--checkers", "3", "-o", "{tmp}/b.bgb"),
+    ("analyze-match", MAT, "--format", "jsonl"),
 ])
-def test_options_that_do_nothing_here_are_usage_errors(args):
-    one_line_error(run(*args))
+def test_options_that_do_nothing_here_are_usage_errors(tmp_path, args):
+    one_line_error(run(*(a.format(tmp=tmp_path) for a in args)))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_resumed_match_keeps_its_own_settings(tmp_path):
@@ -166,7 +178,7 @@ def test_a_resumed_match_keeps_its_own_settings(tmp_path):
     assert "drop --match, --max-cube" in err
 
 
-def test_max_plays_with_dice_still_runs():
+def test_max_plays_with_dice_ranks_that_many_plays():
     r = run("rollout", START, "-d", "31", "--max-plays", "2", "-n", "36", "--cubeless", "-j", "1",
             "--json")
     assert r.exit_code == 0 and len(json.loads(r.stdout)["plays"]) == 2
@@ -237,25 +249,3 @@ def test_both_sides_borne_off_is_not_a_position():
     over = np.zeros((2, 25), np.uint8)
     over[1, 5] = 3
     assert Position(over).position_id()
-
-
-def test_api_checks_the_same(tmp_path):
-    from bgfast.game import Match, money_session
-    from bgfast.rollout import RolloutSettings
-    from bgfast.train import train
-
-    for bad in (lambda: Match(5, seed=-1), lambda: money_session(seed=2 ** 64),
-                lambda: RolloutSettings(trials=2.5), lambda: RolloutSettings(seed=1.5),
-                lambda: RolloutSettings(trials="10"), lambda: RolloutSettings(jobs=1.5),
-                lambda: RolloutSettings(luck_plays=1.5), lambda: RolloutSettings(truncate=2.5),
-                lambda: RolloutSettings(min_trials=float("nan")),
-                lambda: RolloutSettings(stderr_target=float("nan")),
-                lambda: RolloutSettings(variance_reduction="no"),
-                lambda: train(tmp_path / "t.npz", 1, alpha=float("inf")),
-                lambda: train(tmp_path / "t.npz", 1, lam=2.0)):
-        with pytest.raises(BgfastError):
-            bad()
-    (tmp_path / "t.npz").write_text("x")
-    with pytest.raises(OutputPathError, match="resume"):
-        train(tmp_path / "t.npz", 1)
-    assert RolloutSettings(trials=np.int64(36), seed=np.uint64(2 ** 64 - 1)).trials == 36

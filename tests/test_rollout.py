@@ -67,8 +67,8 @@ def test_pruned_luck_plays_are_bit_identical_across_job_counts_and_chunks():
 
 
 @pytest.mark.parametrize("kw, words", [
-    ({"luck_plays": 65}, "luck_plays must be 0 .. 64"),
-    ({"luck_plays": -1}, "luck_plays must be 0 .. 64"),
+    ({"luck_plays": 65}, r"luck_plays must be an integer 0\.\.64"),
+    ({"luck_plays": -1}, r"luck_plays must be an integer 0\.\.64"),
     ({"luck_plays": 8, "policy": "pubeval"}, "needs variance reduction and a net level"),
     ({"luck_plays": 8, "policy": "beginner"}, "needs variance reduction and a net level"),
     ({"luck_plays": 8, "variance_reduction": False}, "needs variance reduction and a net level"),

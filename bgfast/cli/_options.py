@@ -36,7 +36,7 @@ from ..cube import CubeContext, MoneyRules, Owner, normalize_owner
 from ..met import MatchScore
 
 __all__ = ["json_option", "context_options", "cubeless_option", "resumable_options",
-           "resolve_context", "given_options", "FloatRange", "SEED", "CONTEXT_OPTION_NAMES"]
+           "resolve_context", "check_ray_address", "given_options", "FloatRange", "SEED", "CONTEXT_OPTION_NAMES"]
 
 #: The seeds a command takes: every random process of bgfast is seeded with
 #: an integer of 64 bits without sign.
@@ -66,6 +66,12 @@ def json_option(help: str = "Print JSON."):
 def cubeless_option(help: str = "Cubeless values instead of the values at the cube and score."):
     """The ``--cubeless`` flag (keyword ``cubeless``)."""
     return click.option("--cubeless", is_flag=True, help=help)
+
+
+def check_ray_address(address: str | None, backend: str) -> None:
+    """``--address`` names a Ray cluster: a usage error without ``--backend ray``."""
+    if address is not None and backend != "ray":
+        raise click.UsageError("--address is the Ray cluster's: give --backend ray")
 
 
 def given_options(*names: str) -> list[str]:

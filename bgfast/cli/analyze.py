@@ -12,7 +12,7 @@ from .._files import atomic_write, bounded_lines, check_writable
 from .._progress import Progress
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import emit_json, main
-from ._options import SEED, cubeless_option, json_option
+from ._options import SEED, check_ray_address, cubeless_option, given_options, json_option
 
 _COMMON = [
     click.option("--ply", type=click.IntRange(0, 2), default=1, show_default=True,
@@ -34,8 +34,7 @@ def common(fn):
     ``--address`` comes with ``--backend ray``)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if kwargs.get("address") is not None and kwargs.get("backend") != "ray":
-            raise click.UsageError("--address is the Ray cluster's: give --backend ray")
+        check_ray_address(kwargs.get("address"), kwargs.get("backend"))
         return fn(*args, **kwargs)
 
     for opt in reversed(_COMMON):
@@ -146,8 +145,8 @@ def analyze_match_cmd(mat_file, output, fmt, as_json, ply, evaluator, cubeless, 
 
     if output is not None:
         check_writable(output)
-    elif fmt != "jsonl":
-        raise click.UsageError(f"--format {fmt} is the format of the -o file: give -o FILE")
+    elif given_options("fmt"):
+        raise click.UsageError("--format is the format of the -o file: give -o FILE")
     from ..sgf import load_record
 
     match = load_record(mat_file)

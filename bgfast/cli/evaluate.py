@@ -97,14 +97,14 @@ def evaluation_doc(pos, ev, plies: int) -> dict:
               help="Write the calibration JSON here (default: stdout).")
 def calibrate(games, seed, output):
     """Fit pubeval's score -> probabilities map on seeded self-play."""
-    from .._files import atomic_write, check_writable
+    from .._files import check_writable, write_output
     from ..train import fit_pubeval_calibration
 
     if output is not None:
-        check_writable(output, "calibration file")
+        check_writable(output, "calibration file", stream=True)
     doc = fit_pubeval_calibration(games, seed)
     if output is not None:
-        atomic_write(output, _json.dumps(doc, indent=1))
+        write_output(output, _json.dumps(doc, indent=1))
         click.echo(f"wrote {output}", err=True)
     else:
         emit_json(doc)

@@ -49,10 +49,11 @@ _GENERATOR_OPTIONS = ("method", "gammon_rate", "gammon_rate_trailer", "efficienc
 @click.option("--generate", is_flag=True, help="Compute a table instead of loading one.")
 @click.option("--method", type=click.Choice(["janowski", "zadeh"]), default="janowski",
               show_default=True, help="Generator: cube model for pre-Crawford scores.")
-@click.option("--gammon-rate", type=FloatRange(0, 1), default=0.30, show_default=True,
+@click.option("--gammon-rate", type=FloatRange(0, 1, max_open=True), default=0.30,
+              show_default=True,
               help="Generator: fraction of wins that are gammons (the leader's with "
                    "--gammon-rate-trailer).")
-@click.option("--gammon-rate-trailer", type=FloatRange(0, 1), default=None,
+@click.option("--gammon-rate-trailer", type=FloatRange(0, 1, max_open=True), default=None,
               help="Generator: the trailer's gammon rate, if different.")
 @click.option("--efficiency", type=FloatRange(0, 1), default=0.68, show_default=True,
               help="Generator (janowski): cube efficiency.")

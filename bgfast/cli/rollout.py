@@ -12,7 +12,8 @@ from ..rollout import (DEFAULT_LUCK_PLAYS, MAX_LUCK_PLAYS, MAX_TRIALS, MAX_TRUNC
                        policy_names)
 from .._ray import ADDRESS_HELP, JOBS_HELP
 from . import POSITION_FORMS, DiceParam, PositionParam, emit_json, main
-from ._options import FloatRange, SEED, context_options, cubeless_option, json_option
+from ._options import (FloatRange, SEED, check_ray_address, context_options, cubeless_option,
+                       json_option)
 
 POSITION = PositionParam()
 DICE = DiceParam()
@@ -100,8 +101,7 @@ def rollout(position, trials, seed, truncate, vr, quasi, early_stop, luck_plays,
                                   or (dice is None and position.dice is None)):
         raise click.UsageError("--max-plays goes with the plays of one roll (--dice, or a "
                                "POSITION with a roll)")
-    if address is not None and backend != "ray":
-        raise click.UsageError("--address is the Ray cluster's: give --backend ray")
+    check_ray_address(address, backend)
     cubeful = cube_decision or not cubeless
     given = {"trials": trials, "truncate": truncate, "variance_reduction": vr,
              "quasi_random": quasi, "early_stop": early_stop, "policy": policy.lower(),

@@ -116,7 +116,7 @@ def _fit_default(name):
 @click.option("--val-fraction", type=FloatRange(0, 1, max_open=True),
               default=_fit_default("val_fraction"), show_default=True,
               help="Fraction of the positions held out for validation (seeded by position).")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=_fit_default("seed"),
+@click.option("--seed", type=SEED, default=_fit_default("seed"),
               show_default=True, help="Seed of the split, the batches and random weights.")
 @click.option("--hidden", type=click.IntRange(1, MAX_HIDDEN), default=_fit_default("hidden"),
               show_default=True, help="Hidden units with --init random.")
@@ -211,7 +211,7 @@ def train_supervised_labels(ctx, labels, out, init, epochs, patience, batch, lr,
               help="Iterations of targets and training in each round.")
 @click.option("--epochs", type=click.IntRange(min=1), default=6, show_default=True,
               help="Passes over the positions in each iteration.")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the weights and the batches.")
 @click.option("--distributions", type=click.Choice(["2", "3"]), default="3", show_default=True,
               help="3: the rolls to bear off, to the first checker off and out of the other's home "
