@@ -10,6 +10,8 @@ writes a file.
 * :func:`write_output`: an output file of a command, atomically where it
   is a regular file, in place where it is a device, a pipe or a link
   (``-o /dev/stdout``).
+* :func:`read_input`: an input file read whole (or up to a bound), a
+  path that cannot be read raising the caller's error.
 * :func:`directory_lock`: processes that fill the same cache directory
   take turns (an advisory lock on the directory itself, no lock file).
 * :func:`bounded_lines`, :func:`line_problem`, :func:`shorten`: input lines
@@ -28,7 +30,8 @@ from typing import Iterator, TextIO
 
 from .errors import OutputPathError
 
-__all__ = ["atomic_open", "atomic_write", "write_output", "check_writable", "directory_lock", "bounded_lines", "line_problem",
+__all__ = ["atomic_open", "atomic_write", "write_output", "check_writable", "read_input",
+           "directory_lock", "bounded_lines", "line_problem",
            "shorten", "MAX_LINE", "QUOTE"]
 
 #: The longest input line read whole (characters, without its newline); a
@@ -136,6 +139,24 @@ def write_output(path, text: str) -> None:
             f.write(text)
     else:
         atomic_write(p, text)
+
+
+def read_input(path, error: type[Exception], *, limit: int | None = None,
+               binary: bool = False):
+    """The contents of the input file ``path``: text (UTF-8, with any byte that
+    is not replaced by U+FFFD) or, with ``binary``, bytes; with ``limit``, at
+    most ``limit + 1`` characters (bytes), so that the caller can tell a
+    file that is too long.  A path that cannot be read (missing, a
+    directory, no permission) raises ``error("cannot read PATH: why")``."""
+    n = -1 if limit is None else limit + 1
+    try:
+        if binary:
+            with open(path, "rb") as fh:
+                return fh.read(n)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(n)
+    except OSError as exc:
+        raise error(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 @contextmanager

@@ -72,7 +72,7 @@ class WorkerError(RuntimeError):
     """A worker process died, or its failure could not be sent back."""
 
 
-def _index(value) -> int | None:
+def as_whole(value) -> int | None:
     """``value`` as an ``int`` if it is a whole number (a Python or numpy
     integer, not a bool), else None."""
     if isinstance(value, bool):
@@ -89,7 +89,7 @@ def check_whole(name: str, value, lo: int | None = None, hi: int | None = None,
     integer, not a bool) in ``lo .. hi`` (None: no bound); else ``error``
     (a :class:`BgfastError` by default) naming ``name`` and the range
     (``span``, or the bounds)."""
-    v = _index(value)
+    v = as_whole(value)
     if v is None or (lo is not None and v < lo) or (hi is not None and v > hi):
         if span is None:
             span = (f"{lo}..{hi}" if lo is not None and hi is not None else

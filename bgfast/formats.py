@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import enum
 import functools
-import itertools
 import operator
 import re
 from dataclasses import dataclass, replace
@@ -931,6 +930,16 @@ def _point_name(p: int) -> str:
     return "bar" if p == 25 else "off" if p == 0 else str(p)
 
 
+#: what a checker move (from, to) is, in the mover's numbering
+_MOVE_RULE = "from 1..25 (25 = bar) to a lower point 0..24 (0 = off)"
+
+
+def _move_ok(a, b):
+    """Whether (a, b) is a checker move (see _MOVE_RULE): ints, or integer
+    arrays element by element."""
+    return (a >= 1) & (a <= 25) & (b >= 0) & (b < a)
+
+
 def _check_moves(moves, limit: int | None = 4) -> list[tuple[int, int]]:
     out = []
     for m in moves:
@@ -938,9 +947,8 @@ def _check_moves(moves, limit: int | None = 4) -> list[tuple[int, int]]:
             a, b = (operator.index(x) for x in m)
         except (TypeError, ValueError):
             raise InvalidMoveError(f"a checker move must be a (from, to) pair of ints, not {m!r}") from None
-        if not (1 <= a <= 25 and 0 <= b <= 24 and b < a):
-            raise InvalidMoveError(f"checker move {a}/{b} is invalid: from 1..25 (25 = bar) "
-                                   "to a lower point 0..24 (0 = off)")
+        if not _move_ok(a, b):
+            raise InvalidMoveError(f"checker move {a}/{b} is invalid: {_MOVE_RULE}")
         out.append((a, b))
     if limit is not None and len(out) > limit:
         raise InvalidMoveError(f"a play has at most {limit} checker moves, not {len(out)}")
@@ -967,7 +975,7 @@ def format_plays(board, moves) -> list[str]:
     ``legal_plays_batch(..., with_moves=True)``: ``moves`` is ``int8[M, 4, 2]``
     (from, to) rows padded with -1.  The board and the moves are checked
     once (:class:`InvalidMoveError` for another shape, or a row that is
-    neither padding nor a move from 1..25 to a lower point 0..24), and each
+    neither padding nor a checker move), and each
     play is looked up by its raw move row and the blots it reaches."""
     opp = as_board(board)[0]
     try:
@@ -982,9 +990,8 @@ def format_plays(board, moves) -> list[str]:
     if not raw.size:
         return []
     a, b = raw[..., 0], raw[..., 1]
-    if not (((a == -1) & (b == -1)) | ((a >= 1) & (a <= 25) & (b >= 0) & (b < a))).all():
-        raise InvalidMoveError("moves hold a row that is neither -1 padding nor a move "
-                               "from 1..25 (25 = bar) to a lower point 0..24 (0 = off)")
+    if not (((a == -1) & (b == -1)) | _move_ok(a, b)).all():
+        raise InvalidMoveError(f"moves hold a row that is neither -1 padding nor a move {_MOVE_RULE}")
     mv = np.ascontiguousarray(raw, dtype=np.int8).reshape(-1, 4, 2)
     return _play_names(np.broadcast_to(opp, (len(mv), 25)), mv)
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from ._files import atomic_write
+from ._files import atomic_write, read_input
 from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH, apply_moves
 from .game import Game, Match, Phase, Rules, check_name
@@ -511,9 +511,4 @@ def loads(text: str, *, rules: Rules | None = None, names=None) -> Match:
 def load(path, **kw) -> Match:
     """Import the ``.mat`` file at ``path``; a path that cannot be read
     raises :class:`InvalidRecordError`."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InvalidRecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return loads(text, **kw)
+    return loads(read_input(path, InvalidRecordError), **kw)

@@ -8,13 +8,12 @@ example to 64-away.  It sits above :mod:`bgfast.met` (the tables) and
 """
 from __future__ import annotations
 
-import numbers
 from typing import Mapping
 
 import numpy as np
 
 from . import cube as _cube
-from .errors import BgfastError, InvalidScoreError, check_number, check_whole
+from .errors import BgfastError, InvalidScoreError, as_whole, check_number, check_whole
 from .met import MatchEquityTable, MatchScore
 
 __all__ = ["generate", "DEFAULT_FREE_DROPS", "MAX_LENGTH"]
@@ -76,10 +75,11 @@ def _free_drops(free_drops) -> dict[int, float]:
                           f"not {type(free_drops).__name__}")
     out = {}
     for k, v in free_drops.items():
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2 or k % 2:
+        away = as_whole(k)
+        if away is None or away < 2 or away % 2:
             raise BgfastError(f"no free drop at {k!r}-away: free drops are at the trailer's "
                               "even away scores 2, 4, 6, ...")
-        out[int(k)] = check_number(f"the free drop value at {k}-away", v, 0)
+        out[away] = check_number(f"the free drop value at {away}-away", v, 0)
     return out
 
 

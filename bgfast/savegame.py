@@ -37,7 +37,7 @@ import os
 import secrets
 from pathlib import Path
 
-from ._files import atomic_write
+from ._files import atomic_write, read_input
 from .errors import BgfastError, InvalidRecordError
 from .game import Match, quote
 
@@ -196,11 +196,7 @@ def save(match: Match, path) -> None:
 
 def load(path) -> Match:
     """Read a match written by :func:`save` (see :func:`loads`)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InvalidRecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_input(path, InvalidRecordError, limit=MAX_BYTES, binary=True)
     try:
         return loads(data)
     except InvalidRecordError as exc:

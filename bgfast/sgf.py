@@ -48,7 +48,7 @@ import re
 import numpy as np
 
 from . import __version__
-from ._files import atomic_write
+from ._files import atomic_write, read_input
 from .errors import BgfastError, InvalidRecordError
 from .formats import MAX_MATCH_LENGTH
 from .game import Game, Match, Phase, Rules, check_name
@@ -621,11 +621,7 @@ def loads(text: str, *, names=None) -> Match:
 def load(path, **kw) -> Match:
     """Import the SGF file at ``path``; a path that cannot be read raises
     :class:`InvalidRecordError`."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(_MAX_FILE + 1)
-    except OSError as exc:
-        raise InvalidRecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_input(path, InvalidRecordError, limit=_MAX_FILE)
     if len(text) > _MAX_FILE:
         raise InvalidRecordError(f"{path}: more than {_MAX_FILE >> 20} MiB: not a match file")
     return loads(text, **kw)

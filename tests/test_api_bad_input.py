@@ -221,6 +221,8 @@ def test_sgf_cube_value_not_a_number(cv):
     (dict(free_drops={0: 0.1}), r"no free drop at 0-away"),
     (dict(free_drops={1: 0.1}), r"no free drop at 1-away"),
     (dict(free_drops={3: 0.1}), r"no free drop at 3-away"),
+    (dict(free_drops={2.0: 0.1}), r"no free drop at 2\.0-away"),
+    (dict(free_drops={True: 0.1}), r"no free drop at True-away"),
     (dict(free_drops={2: -0.1}), r"free drop value at 2-away must be a finite number >= 0"),
     (dict(free_drops={2: float("nan")}), r"free drop value at 2-away must be a finite"),
     (dict(free_drops={2: "x"}), r"free drop value at 2-away must be a finite number"),

@@ -49,7 +49,8 @@ def position_probabilities(position, evaluator: str = "net"):
 @main.command("cube", epilog=POSITION_FORMS)
 @click.argument("position", type=PositionParam(), required=False)
 @click.option("--probs", default=None, metavar="W,WG,WB,LG,LB",
-              help="The 5 cubeless probabilities of the player on roll (fractions or %).")
+              help="The 5 cubeless probabilities of the player on roll: fractions, or "
+                   "percentages (read as such when one ends in % or any is above 1).")
 @context_options(table=True)
 @click.option("--efficiency", type=FloatRange(0, 1), default=None,
               help="Cube efficiency (default: by position class; 0.68 with --probs).")
