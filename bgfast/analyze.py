@@ -904,8 +904,8 @@ RUN_RECORD = ".resume.json"
 #: The command-line options of the settings a resume must match.
 _OPTIONS = {"format": "--format", "ply": "--ply", "top": "--top", "evaluator": "--evaluator",
             "rollout_games": "--rollout", "seed": "--seed", "cubeless": "--cubeless"}
-#: Settings a run record may lack, with the value its run had (records
-#: written before cubeful analysis: cubeless runs).
+#: Settings a run record may lack, with the value such a record means (a
+#: record without "cubeless" is of a cubeless run).
 _DEFAULTS = {"cubeless": True}
 _JSON_ROW = re.compile(rb'\{"line":([0-9]+)[,}]')
 _CSV_ROW = re.compile(rb"([0-9]+),")
