@@ -1,13 +1,15 @@
 """bgfast._files and bgfast._progress: output paths checked before the work,
-input lines in bounded memory, what error rows quote, progress bars."""
+input files and lines in bounded memory, what error rows quote, progress
+bars."""
 import io
 import os
+import re
 
 import pytest
 
 from bgfast._files import (MAX_LINE, QUOTE, bound_lines, bounded_lines, check_writable,
-                           line_problem, shorten)
-from bgfast.errors import BgfastError, OutputPathError
+                           line_problem, read_input, shorten)
+from bgfast.errors import BgfastError, InvalidRecordError, OutputPathError
 
 
 def _listing(path):
@@ -150,3 +152,15 @@ def test_devices_and_pipes_are_written_in_place_only(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["rows"]           # no run record beside a pipe
     with pytest.raises(BgfastError, match="regular output file"):
         run(["4HPwATDgc/ABMA 31\n"], output=str(fifo), resume=True)
+
+
+def test_read_input_reads_text_bytes_or_a_bounded_prefix_and_names_what_fails(tmp_path):
+    p = tmp_path / "in.txt"
+    p.write_bytes(b"abc\xffdef")
+    assert read_input(p, InvalidRecordError) == "abc\ufffddef"
+    assert read_input(p, InvalidRecordError, binary=True) == b"abc\xffdef"
+    assert read_input(p, InvalidRecordError, limit=2) == "abc"          # limit + 1
+    assert read_input(p, InvalidRecordError, limit=2, binary=True) == b"abc"
+    for bad, why in ((tmp_path / "missing", "No such file"), (tmp_path, "Is a directory")):
+        with pytest.raises(InvalidRecordError, match=f"cannot read {re.escape(str(bad))}: {why}"):
+            read_input(bad, InvalidRecordError)
