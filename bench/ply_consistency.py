@@ -1,6 +1,7 @@
 """How a net's values move from one ply of look-ahead to the next, beside gnubg's.
 
-    python bench/ply_consistency.py [--n 600] [--seed 3] [--calibrate OUT.npz [--positions 150000]]
+    python bench/ply_consistency.py [--n 600] [--seed 3] [--depths 0,1,2,1+2]
+        [--calibrate OUT.npz [--positions 150000]]
     python bench/ply_consistency.py --choose 0,0.25,0.5,0.75,1 [--sets contact,crashed]
 
 Two measurements on the full benchmark (``data/benchmark-full``), per set
@@ -16,8 +17,9 @@ one) and gnubg's (gnubg-nn, when installed):
   values that swing so from ply to ply.
 * **Against the rollouts**: on ``--n`` decisions, the position after the
   first candidate play (the other side on roll) valued at 0, 1 and 2 plies
-  (gnubg at 0 and 1), minus the reference rollout's equity, for the mover:
-  the mean (bias) and the root mean square.
+  (``--depths``: any of 0-3, or the mean of several, such as ``2+3``; gnubg
+  at 0 and 1), minus the reference rollout's equity, for the mover: the
+  mean (bias) and the root mean square.
 
 ``--calibrate OUT`` also writes the net with each of its contact and
 crashed nets' output biases shifted (in logit space, five numbers a net) so
@@ -80,10 +82,13 @@ def consistency(db, n: int, seed: int, gnubg) -> None:
         print(f"| {name} | {ours} | {theirs} |", flush=True)
 
 
-def against_rollouts(db, n: int, seed: int, gnubg) -> None:
-    """The positions after the first candidate, each engine's value minus the rollout's."""
+def against_rollouts(db, n: int, seed: int, gnubg, depths=("0", "1", "2")) -> None:
+    """The positions after the first candidate, each engine's value minus the
+    rollout's; bgfast's at each of ``depths`` (a ply, or plies joined by +:
+    the mean of their probabilities, as ``bgfast data values --plies 1,2``
+    labels)."""
     rng = np.random.default_rng(seed + 1)
-    cols = ["bgfast 0-ply", "bgfast 1-ply", "bgfast 2-ply"]
+    cols = [f"bgfast {d}-ply" if "+" not in d else f"bgfast mean of {d} plies" for d in depths]
     if gnubg:
         cols += ["gnubg 0-ply", "gnubg 1-ply"]
     print("| set | rollout SE (median) | " + " | ".join(cols) + " |")
@@ -92,7 +97,10 @@ def against_rollouts(db, n: int, seed: int, gnubg) -> None:
         idx = rng.choice(np.flatnonzero(db.classes == k), n, replace=False)
         b = unpack(db.cand[idx, 0])
         ref = db.equity[idx, 0]
-        vals = [-_eq(evaluate_ply(b, p)) for p in (0, 1, 2)]
+        probs = {}
+        for p in sorted({int(x) for d in depths for x in d.split("+")}):
+            probs[p] = evaluate_ply(b, p)
+        vals = [-_eq(np.mean([probs[int(x)] for x in d.split("+")], axis=0)) for d in depths]
         if gnubg:
             vals += [-gnubg(b, p) for p in (0, 1)]
         print(f"| {name} | {np.median(db.stderr[idx, 0]):.4f} | "
@@ -175,6 +183,9 @@ def main() -> None:
                          "of the 1-ply one (the first is the baseline of the paired columns).")
     ap.add_argument("--sets", default="contact,crashed",
                     help="The sets --choose scores [default: contact,crashed].")
+    ap.add_argument("--depths", default="0,1,2",
+                    help="bgfast's look-aheads against the rollouts: plies 0-3, or plies joined "
+                         "by + for the mean of their probabilities [default: 0,1,2].")
     args = ap.parse_args()
     install_bearoff_tables()
     db = bm.load(os.path.join(ROOT, "data", "benchmark-full"))
@@ -186,7 +197,7 @@ def main() -> None:
         return
     gnubg = _gnubg()
     consistency(db, args.n, args.seed, gnubg)
-    against_rollouts(db, args.n, args.seed, gnubg)
+    against_rollouts(db, args.n, args.seed, gnubg, args.depths.split(","))
     if args.calibrate:
         calibrate(args.calibrate, args.positions, args.seed)
 
