@@ -63,10 +63,17 @@ _k.set_pubeval_weights(_W["race"], _W["contact"])
 _k.set_calibration(load_calibration())
 
 
+def _equity_of(w, wg, wb, lg, lb):
+    """The cubeless equity of the five probabilities (floats or arrays),
+    summed in the order of the kernels' ``probs_equity``, so that the bits
+    are the same."""
+    return 2 * w - 1 + wg - lg + wb - lb
+
+
 def equity(probs) -> np.ndarray:
     """Cubeless equity of probabilities ``[..., 5]``."""
     p = np.asarray(probs, dtype=np.float64)
-    return 2 * p[..., 0] - 1 + p[..., 1] - p[..., 3] + p[..., 2] - p[..., 4]
+    return _equity_of(p[..., 0], p[..., 1], p[..., 2], p[..., 3], p[..., 4])
 
 
 def invert(probs) -> np.ndarray:
@@ -116,10 +123,10 @@ class Evaluator(abc.ABC):
 
     def evaluate(self, position) -> Evaluation:
         b = position.board if isinstance(position, Position) else as_board(position)
-        p = np.ascontiguousarray(self.evaluate_batch(b[None].view(_CheckedBoards)),  # b is checked
-                                 dtype=np.float64)
-        return _frozen(Evaluation, {"probs": tuple(p[0].tolist()),
-                                    "equity": _k.equities(p)[0].item(), "evaluator": self.name})
+        row = np.asarray(self.evaluate_batch(b[None].view(_CheckedBoards)),    # b is checked
+                         dtype=np.float64)[0].tolist()
+        return _frozen(Evaluation, {"probs": tuple(row), "equity": _equity_of(*row),
+                                    "evaluator": self.name})
 
     def equity_batch(self, boards) -> np.ndarray:
         return equity(self.evaluate_batch(boards))

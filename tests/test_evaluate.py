@@ -596,3 +596,25 @@ def test_the_nets_search_looks_past_the_one_sided_table_and_stops_at_exact_value
     np.testing.assert_allclose(evaluate_ply(b, 1, get_evaluator("net")), want, atol=1e-6)
     assert np.abs(got - net.evaluate_batch(b)).max() > 1e-5     # a look past the table
     np.testing.assert_allclose(net.evaluate_plies(home, 2), net.evaluate_batch(home), atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["net", "pubeval"])
+def test_one_position_gives_the_batch_numbers_bit_for_bit(name):
+    rng = np.random.default_rng(5)
+    boards = [Position.initial().board]
+    pos = Position.initial()
+    for _ in range(300):                    # positions along a random game
+        plays = legal_plays(pos, *rng.integers(1, 7, 2))
+        pos = plays[rng.integers(len(plays))].position if plays else pos.swap()
+        if pos.board[0].sum() == 0 or pos.board[1].sum() == 0:
+            pos = Position.initial()
+        boards.append(pos.board)
+    b = np.array(boards)
+    ev = get_evaluator(name)
+    probs = ev.evaluate_batch(b)
+    kernel = _evaluate.equities(np.ascontiguousarray(probs))
+    assert np.array_equal(equity(probs), kernel)
+    for i, board in enumerate(b):
+        e = ev.evaluate(board)
+        assert e.probs == tuple(probs[i].tolist())
+        assert e.equity == kernel[i]
