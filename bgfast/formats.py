@@ -76,6 +76,8 @@ def check_dice(d1, d2) -> tuple[int, int]:
 
     Each die must be an integer 1..6 (``bool`` is refused).
     """
+    if type(d1) is int and type(d2) is int and 0 < d1 < 7 and 0 < d2 < 7:
+        return d1, d2                    # the common case, cheaply
     out = []
     for name, d in (("first die", d1), ("second die", d2)):
         if isinstance(d, bool):
