@@ -12,7 +12,9 @@ its hidden sigmoids swapped for ``--activation`` (those of
 control), by Adam on mini-batches of 256 in float64 with numpy, the split
 and the masks of ``bgfast train supervised`` (10% held out, seed 0).  After
 each epoch it prints the held-out loss and the equity MAE against the
-labels; the starting net's figures come first.  A net that cannot reach the
+labels (the raw outputs' equity, without the calibration the evaluators
+apply in a few positions: for comparing activations); the starting net's
+figures come first.  A net that cannot reach the
 sigmoid net's MAE would play worse; one that does would evaluate plays
 faster by what ``bench/activation_cost.py`` measures.
 """

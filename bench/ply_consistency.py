@@ -187,6 +187,9 @@ def main() -> None:
                     help="bgfast's look-aheads against the rollouts: plies 0-3, or plies joined "
                          "by + for the mean of their probabilities [default: 0,1,2].")
     args = ap.parse_args()
+    for d in args.depths.split(","):
+        if not all(x in ("0", "1", "2", "3") for x in d.split("+")):
+            ap.error(f"--depths: {d!r} is not a ply 0-3 or plies joined by +")
     install_bearoff_tables()
     db = bm.load(os.path.join(ROOT, "data", "benchmark-full"))
     if args.choose:

@@ -143,8 +143,8 @@ def write_output(path, text: str) -> None:
 
 def read_input(path, error: type[Exception], *, limit: int | None = None,
                binary: bool = False):
-    """The contents of the input file ``path``: text (UTF-8, with any byte that
-    is not replaced by U+FFFD) or, with ``binary``, bytes; with ``limit``, at
+    """The contents of the input file ``path``: text (UTF-8, any byte that is
+    not UTF-8 replaced by U+FFFD) or, with ``binary``, bytes; with ``limit``, at
     most ``limit + 1`` characters (bytes), so that the caller can tell a
     file that is too long.  A path that cannot be read (missing, a
     directory, no permission) raises ``error("cannot read PATH: why")``."""
