@@ -52,6 +52,7 @@ import json
 import os
 import zipfile
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -460,7 +461,7 @@ def load(path, *, previous: bool = False) -> Net:
     features); the feature weights are then zero."""
     name = os.fspath(path) if not hasattr(path, "read_bytes") else str(path)
     try:
-        data = path.read_bytes() if hasattr(path, "read_bytes") else open(path, "rb").read()
+        data = path.read_bytes() if hasattr(path, "read_bytes") else Path(path).read_bytes()
     except OSError as exc:
         raise NetFileError(f"cannot read net weights {name}: {exc.strerror or exc}") from None
     try:

@@ -70,7 +70,7 @@ from typing import Callable
 import numpy as np
 
 from . import _net
-from ._files import atomic_open, check_writable
+from ._files import atomic_open, check_writable, read_input
 from ._workers import cores, ordered_map
 from .errors import BgfastError, DatabaseError, OutputPathError, check_seed
 from .evaluate import get_evaluator, race_points
@@ -199,10 +199,7 @@ def _read(path, kind) -> tuple[dict, dict]:
     """``(arrays, meta)`` of a ``kind`` file (a kind, or a tuple of the kinds
     accepted); :class:`DatabaseError` unless it is intact."""
     name = os.fspath(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise DatabaseError(f"cannot read {name}: {exc.strerror or exc}") from None
+    data = read_input(name, DatabaseError, binary=True)
     if len(data) < _HEAD.size or data[:8] != MAGIC:
         raise DatabaseError(f"{name} is not a bgfast training data file")
     _, size = _HEAD.unpack_from(data)
